@@ -1,0 +1,1 @@
+"""dmaharness: build, boot and stress instrumented kernels; see README.md."""
