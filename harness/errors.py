@@ -1,0 +1,65 @@
+"""Errors that end a harness command, each with its documented exit code.
+
+Exit codes are part of the interface (README.md, "Exit codes"):
+
+  0  success
+  1  the check's verdict is negative (a diff that does not match its case)
+  2  usage error (bad command line)
+  3  environment: a package, tool or kernel source is missing
+  4  bad input: a series, patch, fragment or config option is wrong
+  5  the kernel (or a C helper) failed to build
+  6  the guest failed: panic, hang, silence, no end marker, bad status
+  130 interrupted (Ctrl-C)
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_VERDICT = 1
+EXIT_USAGE = 2
+EXIT_ENV = 3
+EXIT_INPUT = 4
+EXIT_BUILD = 5
+EXIT_GUEST = 6
+EXIT_INTERRUPTED = 130
+
+
+class HarnessError(Exception):
+    """An error with a short message that names the cause and the file."""
+
+    exit_code = EXIT_USAGE
+    kind = "error"
+
+    def __init__(self, message: str, *, detail: str = "", path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+        self.path = path
+
+    def to_json(self) -> dict:
+        out = {"kind": self.kind, "message": self.message, "exit_code": self.exit_code}
+        if self.path:
+            out["path"] = self.path
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+
+class EnvError(HarnessError):
+    exit_code = EXIT_ENV
+    kind = "environment"
+
+
+class InputError(HarnessError):
+    exit_code = EXIT_INPUT
+    kind = "input"
+
+
+class BuildError(HarnessError):
+    exit_code = EXIT_BUILD
+    kind = "build"
+
+
+class GuestError(HarnessError):
+    exit_code = EXIT_GUEST
+    kind = "guest"

@@ -1,0 +1,221 @@
+"""Kconfig fragments: parse them, and check that a .config honours them.
+
+A fragment is what scripts/kconfig/merge_config.sh takes: lines
+`CONFIG_FOO=value` and `# CONFIG_FOO is not set`, other comments free.
+After olddefconfig, every option a fragment asks for must have the value
+asked; when one did not stick, `explain` reads the tree's Kconfig files to
+say why (the option is unknown to this kernel, has no prompt, or depends on
+something that is off).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .paths import FRAGMENTS
+
+_SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+
+@dataclass(frozen=True)
+class Fragment:
+    path: Path
+    options: tuple[tuple[str, str], ...]   # (CONFIG_X, value); 'n' for "is not set"
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    option: str
+    wanted: str
+    got: str          # 'n' when absent or not set
+    fragment: str
+    why: str = ""
+
+    def describe(self) -> str:
+        got = "not set" if self.got == "n" else self.got
+        text = f"{self.option}={self.wanted} (from {self.fragment}.config) ended up {got}"
+        return f"{text}: {self.why}" if self.why else text
+
+
+def parse_fragment(path: Path) -> Fragment:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"fragment {path} does not exist", path=str(path))
+    opts: dict[str, str] = {}
+    for lineno, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        m = _SET.match(line)
+        if m:
+            opts[m.group(1)] = m.group(2)
+            continue
+        m = _UNSET.match(line)
+        if m:
+            opts[m.group(1)] = "n"
+            continue
+        if line.startswith("#"):
+            continue
+        raise InputError(f"{path}:{lineno}: not a Kconfig fragment line: {raw!r}",
+                         path=str(path))
+    return Fragment(path, tuple(opts.items()))
+
+
+def default_fragments() -> list[Fragment]:
+    """Every kconfig-fragments/*.config, in name order (base first)."""
+    files = sorted(FRAGMENTS.glob("*.config"), key=lambda p: (p.stem != "base", p.name))
+    return [parse_fragment(p) for p in files]
+
+
+def resolve_fragments(names: list[str] | None) -> list[Fragment]:
+    """Fragments by name (kconfig-fragments/NAME.config) or path; None = all."""
+    if not names:
+        return default_fragments()
+    out = []
+    for n in names:
+        p = Path(n)
+        if not p.suffix and not p.exists():
+            p = FRAGMENTS / f"{n}.config"
+        out.append(parse_fragment(p))
+    return out
+
+
+def requested(fragments: list[Fragment]) -> dict[str, tuple[str, str]]:
+    """option -> (value, fragment name); later fragments win, as in merge_config.sh."""
+    out: dict[str, tuple[str, str]] = {}
+    for f in fragments:
+        for opt, val in f.options:
+            out[opt] = (val, f.name)
+    return out
+
+
+def read_config(text: str) -> dict[str, str]:
+    """A .config as option -> value ('n' for not set)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _SET.match(line)
+        if m:
+            out[m.group(1)] = m.group(2)
+            continue
+        m = _UNSET.match(line)
+        if m:
+            out[m.group(1)] = "n"
+    return out
+
+
+def verify(config_text: str, fragments: list[Fragment]) -> list[Mismatch]:
+    """The requested options whose value in the .config differs."""
+    have = read_config(config_text)
+    bad = []
+    for opt, (want, frag) in requested(fragments).items():
+        got = have.get(opt, "n")
+        if got != want:
+            bad.append(Mismatch(opt, want, got, frag))
+    return bad
+
+
+# --- why did an option not stick? -----------------------------------------
+
+_KEYWORDS = ("config", "menuconfig", "choice", "endchoice", "menu", "endmenu",
+             "if", "endif", "source", "comment", "mainmenu")
+
+
+@dataclass
+class KconfigEntry:
+    symbol: str
+    file: str
+    has_prompt: bool
+    depends: list[str]
+
+
+def _kconfig_files(srctree: Path, arch: str = "x86") -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(srctree):
+        rel = os.path.relpath(dirpath, srctree)
+        parts = rel.split(os.sep)
+        # other architectures' Kconfig files would only confuse the answer
+        if parts[0] == "arch" and len(parts) > 1 and parts[1] != arch:
+            dirnames[:] = []
+            continue
+        if parts[0] in (".git", "Documentation", "tools") or "_build" in parts:
+            dirnames[:] = []
+            continue
+        for f in filenames:
+            if f.startswith("Kconfig"):
+                out.append(Path(dirpath) / f)
+    return out
+
+
+def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntry]]:
+    """Kconfig definitions of the given symbols (without CONFIG_)."""
+    found: dict[str, list[KconfigEntry]] = {}
+    for path in _kconfig_files(srctree):
+        lines = path.read_text(errors="replace").splitlines()
+        i = 0
+        while i < len(lines):
+            words = lines[i].split()
+            if len(words) >= 2 and words[0] in ("config", "menuconfig") and words[1] in symbols:
+                entry = KconfigEntry(words[1], str(path.relative_to(srctree)), False, [])
+                i += 1
+                while i < len(lines):
+                    w = lines[i].split()
+                    if w and w[0] in _KEYWORDS and not lines[i][:1].isspace():
+                        break
+                    if w[:2] == ["depends", "on"]:
+                        entry.depends.append(" ".join(w[2:]))
+                    elif w and w[0] in ("bool", "tristate", "int", "hex", "string") and len(w) > 1:
+                        entry.has_prompt = True
+                    elif w and w[0] == "prompt":
+                        entry.has_prompt = True
+                    i += 1
+                found.setdefault(entry.symbol, []).append(entry)
+                continue
+            i += 1
+    return found
+
+
+def explain(srctree: Path, config_text: str, mismatches: list[Mismatch],
+            version: str) -> list[Mismatch]:
+    """The same mismatches, each with a `why` read from the tree's Kconfig."""
+    have = read_config(config_text)
+    syms = {m.option[len("CONFIG_"):] for m in mismatches}
+    entries = find_entries(srctree, syms)
+    out = []
+    for m in mismatches:
+        sym = m.option[len("CONFIG_"):]
+        defs = entries.get(sym)
+        if not defs:
+            why = f"unknown to linux {version} (no Kconfig file defines {sym})"
+        else:
+            deps = [d for e in defs for d in e.depends]
+            off = []
+            for d in deps:
+                for neg, tok in re.findall(r"(!?)\s*([A-Za-z0-9_]+)", d):
+                    if neg or tok in ("y", "m", "n") or tok.isdigit() or not tok.isupper():
+                        continue
+                    val = have.get("CONFIG_" + tok, "n")
+                    if val == "n" and tok not in off:
+                        off.append(tok)
+            parts = []
+            if deps:
+                parts.append("depends on " + " && ".join(f"({d})" if len(deps) > 1 else d for d in deps))
+            if off:
+                parts.append("not set here: " + ", ".join(off))
+            if not any(e.has_prompt for e in defs):
+                parts.append("it has no prompt: only a 'select' can turn it on")
+            why = "; ".join(parts) + f" [{defs[0].file}]" if parts else f"see {defs[0].file}"
+        out.append(Mismatch(m.option, m.wanted, m.got, m.fragment, why))
+    return out

@@ -1,0 +1,566 @@
+"""Kernel trees, variants, builds and the artifact cache.
+
+Layout of the cache folder (see README.md, "Where things live"):
+
+  src/linux-<debver>/        pristine tree unpacked from Debian's
+                             linux-source package; read-only, never modified
+  work/<key>/                a variant's tree: a hard-link copy of the
+                             pristine tree with the variant's patches applied
+  work/<key>/_build/         its O= build folder (a direct child of the tree,
+                             so kbuild records relative paths and a build
+                             folder can seed another variant's)
+  work/<key>.json            what the work folder holds, for seeding
+  artifacts/<key>/           published results: bzImage, vmlinux, config,
+                             System.map, modules/, gen_init_cpio, build.log,
+                             meta.json; published by one rename
+  ccache/                    the compiler cache
+  locks/                     flock files
+
+A variant's key hashes everything that decides its output: the kernel
+version and Debian package version, the fragments' content, each applied
+patch's content and strip level, the compiler version and the version of
+this build procedure.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import fragments as fragmod
+from . import paths, proc
+from .errors import BuildError, EnvError, InputError
+from .progress import Progress, fmt_duration
+from .series import Patch
+
+# Bump when the build procedure changes what lands in the artifacts.
+BUILD_FORMAT = 1
+ARCH = "x86_64"
+# Fixed build identity: reproducible objects, better ccache hit rates.
+BUILD_ENV = {
+    "KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 2026",
+    "KBUILD_BUILD_USER": "dmaharness",
+    "KBUILD_BUILD_HOST": "dmaharness",
+    "KBUILD_BUILD_VERSION": "1",
+}
+SUPPORTED = ("6.1", "6.12")
+
+
+# --- sources -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Source:
+    version: str        # "6.1"
+    deb_version: str    # "6.1.192-3"
+    tarball: Path
+
+
+def find_source(version: str) -> Source:
+    """Debian's linux-source-X.Y package: its tarball and package version."""
+    tarball = Path(f"/usr/src/linux-source-{version}.tar.xz")
+    pkg = f"linux-source-{version}"
+    if not tarball.is_file():
+        raise EnvError(f"{tarball} is missing: the Debian package {pkg} is not installed "
+                       "(run `make deps`, or `apt-get install " + pkg + "` as root)",
+                       path=str(tarball))
+    try:
+        deb = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        # not a dpkg system, or a hand-placed tarball: fall back to its mtime/size
+        st = tarball.stat()
+        deb = f"unpackaged-{st.st_size}-{int(st.st_mtime)}"
+    return Source(version, deb, tarball)
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_version(cc: str = "gcc") -> str:
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise EnvError(f"the C compiler {cc} is not usable ({e}); run `make deps`") from e
+    return out.stdout.splitlines()[0].strip()
+
+
+def pristine_tree(src: Source, progress: Progress) -> Path:
+    """The unpacked, read-only tree of a source package (unpacked once)."""
+    root = paths.sub("src")
+    final = root / f"linux-{src.deb_version}"
+    done = final / ".dmaharness-pristine"
+    if done.is_file():
+        return final
+    with paths.locked(f"src-{src.deb_version}",
+                      wait_message=f"waiting for another run unpacking {src.tarball}"):
+        if done.is_file():
+            return final
+        progress.note(f"[unpack] {src.tarball} -> {final}")
+        tmp = root / f".tmp-{src.deb_version}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        if final.exists():  # a half-finished earlier attempt
+            shutil.rmtree(final)
+        tmp.mkdir(parents=True)
+        t0 = time.monotonic()
+        r = subprocess.run(["tar", "-xf", str(src.tarball), "-C", str(tmp),
+                            "--strip-components=1"], capture_output=True, text=True)
+        if r.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise EnvError(f"cannot unpack {src.tarball}: {r.stderr.strip()[-500:]}",
+                           path=str(src.tarball))
+        # Read-only files: a tool that writes in place into a variant's
+        # hard-linked copy fails loudly instead of changing every variant.
+        for dirpath, _, files in os.walk(tmp):
+            for f in files:
+                p = os.path.join(dirpath, f)
+                if not os.path.islink(p):
+                    os.chmod(p, os.stat(p).st_mode & ~0o222)
+        (tmp / ".dmaharness-pristine").write_text(json.dumps(
+            {"deb_version": src.deb_version, "tarball": str(src.tarball)}) + "\n")
+        tmp.rename(final)
+        progress.note(f"[unpack] done in {fmt_duration(time.monotonic() - t0)}")
+    return final
+
+
+# --- variants ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Variant:
+    version: str
+    patches: tuple[Patch, ...]
+    fragments: tuple[fragmod.Fragment, ...]
+
+    def __post_init__(self):
+        if self.version not in SUPPORTED:
+            raise InputError(f"kernel version {self.version!r} is not supported "
+                             f"(choose one of {', '.join(SUPPORTED)})")
+
+    def fragments_digest(self) -> str:
+        h = hashlib.sha256()
+        for f in self.fragments:
+            h.update(f"{f.name}\0{f.digest()}\n".encode())
+        return h.hexdigest()
+
+    def patch_ids(self) -> list[list]:
+        return [[p.name, p.strip, p.digest()] for p in self.patches]
+
+    def key_material(self, src: Source) -> dict:
+        return {
+            "format": BUILD_FORMAT,
+            "arch": ARCH,
+            "version": self.version,
+            "deb_version": src.deb_version,
+            "fragments": [[f.name, f.digest()] for f in self.fragments],
+            "patches": self.patch_ids(),
+            "cc": compiler_version(),
+        }
+
+    def key(self, src: Source) -> str:
+        blob = json.dumps(self.key_material(src), sort_keys=True).encode()
+        return f"{self.version}-{hashlib.sha256(blob).hexdigest()[:16]}"
+
+
+@dataclass
+class Artifacts:
+    key: str
+    dir: Path
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def bzimage(self) -> Path:
+        return self.dir / "bzImage"
+
+    @property
+    def vmlinux(self) -> Path:
+        return self.dir / "vmlinux"
+
+    @property
+    def modules(self) -> Path:
+        return self.dir / "modules"
+
+    @property
+    def config(self) -> Path:
+        return self.dir / "config"
+
+    @property
+    def build_log(self) -> Path:
+        return self.dir / "build.log"
+
+    @property
+    def gen_init_cpio(self) -> Path:
+        return self.dir / "gen_init_cpio"
+
+    @property
+    def release(self) -> str:
+        return self.meta.get("kernelrelease", "")
+
+
+@dataclass
+class BuildResult:
+    artifacts: Artifacts
+    cached: bool
+    seconds: float
+    seeded_from: str | None = None
+    steps: int = 0
+
+    def to_json(self) -> dict:
+        return {
+            "key": self.artifacts.key,
+            "cached": self.cached,
+            "seconds": round(self.seconds, 2),
+            "seeded_from": self.seeded_from,
+            "steps": self.steps,
+            "artifacts": str(self.artifacts.dir),
+            "bzImage": str(self.artifacts.bzimage),
+            "vmlinux": str(self.artifacts.vmlinux),
+            "build_log": str(self.artifacts.build_log),
+            "kernelrelease": self.artifacts.release,
+            "patches": [p[0] for p in self.artifacts.meta.get("patches", [])],
+        }
+
+
+def load_artifacts(key: str) -> Artifacts | None:
+    d = paths.cache_dir() / "artifacts" / key
+    meta = d / "meta.json"
+    if not meta.is_file():
+        return None
+    return Artifacts(key, d, json.loads(meta.read_text()))
+
+
+# --- trees -------------------------------------------------------------------
+
+_HUNK_FAIL = re.compile(r"Hunk #(\d+) FAILED at (\d+)")
+
+
+def _apply(patch: Patch, tree: Path) -> None:
+    r = subprocess.run(["patch", f"-p{patch.strip}", "-N", "--fuzz=0",
+                        "--no-backup-if-mismatch", "-r", "-", "-d", str(tree),
+                        "-i", str(patch.path)], capture_output=True, text=True)
+    if r.returncode == 0:
+        return
+    out = (r.stdout + r.stderr).strip()
+    fails = []
+    current = None
+    for line in out.splitlines():
+        m = re.match(r"(?:patching|checking) file (.+)", line)
+        if m:
+            current = m.group(1)
+        for h in _HUNK_FAIL.finditer(line):
+            fails.append(f"{current or '?'}: hunk #{h.group(1)} FAILED at line {h.group(2)}")
+    if not fails:
+        fails = [l for l in out.splitlines() if l.strip()][:6]
+    raise InputError(f"patch {patch.name} does not apply ({patch.origin}): " + "; ".join(fails),
+                     detail=out[-2000:], path=str(patch.path))
+
+
+def make_tree(pristine: Path, dest: Path, patches: tuple[Patch, ...]) -> None:
+    """Create dest as a hard-link copy of pristine with patches applied.
+
+    Built in a temporary folder and renamed into place, so a patch that
+    fails leaves nothing behind.
+    """
+    tmp = dest.parent / f".tmp-{dest.name}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    r = subprocess.run(["cp", "-al", str(pristine), str(tmp)], capture_output=True, text=True)
+    if r.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise EnvError(f"cannot copy {pristine} to {tmp}: {r.stderr.strip()}")
+    try:
+        (tmp / ".dmaharness-pristine").unlink()
+        for p in patches:
+            _apply(p, tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    tmp.rename(dest)
+
+
+def _freshen(path: Path) -> None:
+    """Give a file a new inode and a new mtime (never touch a hard-linked one)."""
+    data = path.read_bytes()
+    mode = path.stat().st_mode
+    tmp = path.with_name(path.name + ".dmaharness-tmp")
+    tmp.write_bytes(data)
+    os.chmod(tmp, mode)
+    tmp.rename(path)
+
+
+def _files_differing(seed_tree: Path, seed_patches: list, tree: Path, variant: Variant) -> list[str]:
+    """Files whose content differs between the seed's tree and ours.
+
+    Only files touched by the patches the two do not share can differ.
+    """
+    ours = variant.patch_ids()
+    common = 0
+    while common < min(len(ours), len(seed_patches)) and ours[common] == seed_patches[common]:
+        common += 1
+    touched: set[str] = set()
+    for p in variant.patches[common:]:
+        touched.update(p.touched_files())
+    state = json.loads((seed_tree.parent / f"{seed_tree.name}.json").read_text())
+    for files in state.get("touched", [])[common:]:
+        touched.update(files)
+    differ = []
+    for rel in sorted(touched):
+        a, b = seed_tree / rel, tree / rel
+        if a.is_file() != b.is_file() or (b.is_file() and a.read_bytes() != b.read_bytes()):
+            differ.append(rel)
+    return differ
+
+
+def _pick_seed(variant: Variant, src: Source, key: str) -> tuple[Path, dict] | None:
+    """The already-built work folder nearest to this variant."""
+    work = paths.cache_dir() / "work"
+    ours = variant.patch_ids()
+    best = None
+    for state_file in work.glob("*.json"):
+        try:
+            st = json.loads(state_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if (not st.get("built") or st.get("key") == key or st.get("version") != variant.version
+                or st.get("deb_version") != src.deb_version or st.get("cc") != compiler_version()):
+            continue
+        tree = work / st["key"]
+        if not (tree / "_build" / "vmlinux").is_file():
+            continue
+        theirs = st.get("patches", [])
+        common = 0
+        while common < min(len(ours), len(theirs)) and ours[common] == theirs[common]:
+            common += 1
+        distance = (len(ours) - common) + (len(theirs) - common)
+        score = (st.get("fragments_digest") == variant.fragments_digest(), -distance)
+        if best is None or score > best[0]:
+            best = (score, tree, st)
+    return (best[1], best[2]) if best else None
+
+
+# --- building ------------------------------------------------------------------
+
+_STEP = re.compile(r"^  ([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
+
+
+def _make(tree: Path, args: list[str], log, progress: Progress, label: str,
+          expected: int | None) -> int:
+    """Run make in the tree, output to the log, one progress line; return steps."""
+    env = dict(os.environ)
+    env.update(BUILD_ENV)
+    env["CCACHE_DIR"] = str(paths.sub("ccache"))
+    env["CCACHE_BASEDIR"] = str(paths.cache_dir() / "work")
+    env["CCACHE_NOHASHDIR"] = "1"
+    env["CCACHE_MAXSIZE"] = env.get("CCACHE_MAXSIZE", "8G")
+    cmd = ["make", "-C", str(tree), "O=_build", f"ARCH={ARCH}", "CC=ccache gcc",
+           "HOSTCC=gcc"] + args
+    log.write(f"$ {' '.join(cmd)}\n")
+    log.flush()
+    t0 = time.monotonic()
+    steps = 0
+    p = proc.spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                   text=True, errors="replace", bufsize=1)
+    try:
+        assert p.stdout is not None
+        for line in p.stdout:
+            log.write(line)
+            m = _STEP.match(line)
+            if m:
+                steps += 1
+                el = fmt_duration(time.monotonic() - t0)
+                if expected:
+                    pct = min(99, 100 * steps // max(expected, 1))
+                    head = f"[{label}] {pct:3d}% {steps}/~{expected}"
+                else:
+                    head = f"[{label}] {steps} steps"
+                progress.update(f"{head} {el} {m.group(1).strip()} {m.group(2)}")
+        rc = p.wait()
+    except BaseException:
+        # make deletes half-written targets on SIGINT (.DELETE_ON_ERROR)
+        proc.stop(p, sig=2, grace=15)
+        log.write("\n*** interrupted ***\n")
+        raise
+    finally:
+        log.flush()
+    progress.end_line()
+    if rc != 0:
+        raise BuildError(f"`make {' '.join(args)}` failed for {label} (exit {rc}); "
+                         f"full log: {log.name}", detail=_log_errors(Path(log.name)),
+                         path=log.name)
+    return steps
+
+
+def _log_errors(log: Path) -> str:
+    lines = log.read_text(errors="replace").splitlines()
+    errs = [l for l in lines if "error:" in l or l.startswith("make") and "Error" in l]
+    return "\n".join((errs or lines)[-15:])
+
+
+def _configure(tree: Path, variant: Variant, log, progress: Progress, label: str) -> str:
+    """tinyconfig + fragments (merge_config.sh) + olddefconfig, then verify."""
+    build = tree / "_build"
+    progress.note(f"[{label}] configure: tinyconfig + {', '.join(f.name for f in variant.fragments)}")
+    _make(tree, ["tinyconfig"], log, Progress(quiet=True), label, None)
+    frags = [str(f.path) for f in variant.fragments]
+    cmd = [str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(build),
+           str(build / ".config")] + frags
+    env = dict(os.environ, ARCH=ARCH)
+    r = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, env=env)
+    log.write(f"$ {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    if r.returncode != 0:
+        raise InputError(f"merge_config.sh failed for {label}: {r.stderr.strip()[-400:]}")
+    _make(tree, ["olddefconfig"], log, Progress(quiet=True), label, None)
+    text = (build / ".config").read_text()
+    bad = fragmod.verify(text, list(variant.fragments))
+    if bad:
+        bad = fragmod.explain(tree, text, bad, variant.version)
+        listing = "\n".join("  " + m.describe() for m in bad)
+        (build / ".config").rename(build / ".config.rejected")
+        raise InputError(f"{len(bad)} config option(s) did not stick for {label} "
+                         f"(the kernel would lose them silently):\n{listing}",
+                         path=str(build / ".config.rejected"))
+    return text
+
+
+def build(variant: Variant, *, jobs: int | None = None, progress: Progress | None = None,
+          force: bool = False) -> BuildResult:
+    """Build a variant, or return its cached artifacts."""
+    progress = progress or Progress()
+    t0 = time.monotonic()
+    src = find_source(variant.version)
+    key = variant.key(src)
+    label = f"build {variant.version}"
+    if not force:
+        art = load_artifacts(key)
+        if art:
+            return BuildResult(art, True, time.monotonic() - t0)
+    for tool in ("make", "patch", "flex", "bison", "bc", "ccache", "depmod", "perl"):
+        if not shutil.which(tool) and not os.path.exists(f"/sbin/{tool}"):
+            raise EnvError(f"`{tool}` is not installed; run `make deps`")
+    with paths.locked(f"variant-{key}", wait_message=f"[{label}] waiting for another run building {key}"):
+        art = load_artifacts(key)
+        if art and not force:
+            return BuildResult(art, True, time.monotonic() - t0)
+        pristine = pristine_tree(src, progress)
+        work = paths.sub("work")
+        tree = work / key
+        state_file = work / f"{key}.json"
+        state = {
+            "key": key, "version": variant.version, "deb_version": src.deb_version,
+            "cc": compiler_version(), "fragments_digest": variant.fragments_digest(),
+            "patches": variant.patch_ids(),
+            "touched": [p.touched_files() for p in variant.patches],
+            "built": False,
+        }
+        if not tree.is_dir():
+            progress.note(f"[{label}] tree {tree} ({len(variant.patches)} patches)")
+            make_tree(pristine, tree, variant.patches)
+        seeded = None
+        build_dir = tree / "_build"
+        if not build_dir.exists():
+            seed = _pick_seed(variant, src, key)
+            if seed:
+                seed_tree, seed_state = seed
+                progress.note(f"[{label}] seeding the build folder from {seed_tree.name}")
+                with paths.locked(f"variant-{seed_tree.name}-build", shared=True):
+                    tmp = tree / "_build.tmp"
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    r = subprocess.run(["cp", "-a", str(seed_tree / "_build"), str(tmp)],
+                                       capture_output=True, text=True)
+                    if r.returncode != 0:
+                        shutil.rmtree(tmp, ignore_errors=True)
+                        raise EnvError(f"cannot copy build folder: {r.stderr.strip()}")
+                    differ = _files_differing(seed_tree, seed_state.get("patches", []), tree, variant)
+                    tmp.rename(build_dir)
+                for rel in differ:
+                    if (tree / rel).is_file():
+                        _freshen(tree / rel)
+                seeded = seed_tree.name
+                same_config = (seed_state.get("fragments_digest") == variant.fragments_digest()
+                               and not any(os.path.basename(f).startswith("Kconfig") for f in differ))
+                if not same_config:
+                    (build_dir / ".dmaharness-configured").unlink(missing_ok=True)
+            else:
+                build_dir.mkdir()
+        state_file.write_text(json.dumps(state, indent=1) + "\n")
+        log_path = build_dir / "build.log"
+        expected = None if seeded else _expected_steps(variant.version)
+        with paths.locked(f"variant-{key}-build"), open(log_path, "w") as log:
+            progress.note(f"[{label}] full log: {log_path}")
+            configured = build_dir / ".dmaharness-configured"
+            if not configured.is_file() or not (build_dir / ".config").is_file():
+                _configure(tree, variant, log, progress, label)
+                configured.write_text(variant.fragments_digest() + "\n")
+            else:
+                bad = fragmod.verify((build_dir / ".config").read_text(), list(variant.fragments))
+                if bad:
+                    configured.unlink()
+                    raise InputError(f"{build_dir}/.config lost {bad[0].option}; rerun to reconfigure")
+            jobs = jobs or os.cpu_count() or 2
+            with paths.locked("kbuild", wait_message=f"[{label}] waiting for another kernel build"):
+                steps = _make(tree, [f"-j{jobs}", "bzImage", "modules"], log, progress, label, expected)
+            art = _publish(tree, key, variant, src, log, state, steps, time.monotonic() - t0, seeded)
+        state["built"] = True
+        state_file.write_text(json.dumps(state, indent=1) + "\n")
+        el = time.monotonic() - t0
+        progress.note(f"[{label}] done in {fmt_duration(el)} ({steps} steps"
+                      + (f", seeded from {seeded}" if seeded else "") + f"): {art.dir}")
+        return BuildResult(art, False, el, seeded, steps)
+
+
+def _expected_steps(version: str) -> int | None:
+    best = None
+    for meta in (paths.cache_dir() / "artifacts").glob(f"{version}-*/meta.json"):
+        try:
+            m = json.loads(meta.read_text())
+        except (OSError, ValueError):
+            continue
+        if not m.get("seeded_from") and m.get("steps"):
+            best = max(best or 0, m["steps"])
+    return best
+
+
+def _publish(tree: Path, key: str, variant: Variant, src: Source, log, state: dict,
+             steps: int, seconds: float, seeded: str | None) -> Artifacts:
+    """Copy the results into artifacts/<key> with one atomic rename."""
+    build = tree / "_build"
+    root = paths.sub("artifacts")
+    tmp = root / f".tmp-{key}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        stage = tmp / "modroot"
+        _make(tree, [f"INSTALL_MOD_PATH={stage}", "DEPMOD=/sbin/depmod", "modules_install"],
+              log, Progress(quiet=True), f"build {variant.version}", None)
+        release = (build / "include/config/kernel.release").read_text().strip()
+        moddir = stage / "lib" / "modules" / release
+        for link in ("build", "source"):
+            (moddir / link).unlink(missing_ok=True)
+        moddir.rename(tmp / "modules")
+        shutil.rmtree(stage)
+        shutil.copy2(build / "arch/x86/boot/bzImage", tmp / "bzImage")
+        shutil.copy2(build / "vmlinux", tmp / "vmlinux")
+        shutil.copy2(build / "System.map", tmp / "System.map")
+        shutil.copy2(build / ".config", tmp / "config")
+        gic = build / "usr" / "gen_init_cpio"
+        if gic.is_file():
+            shutil.copy2(gic, tmp / "gen_init_cpio")
+        log.flush()
+        shutil.copy2(log.name, tmp / "build.log")
+        meta = dict(variant.key_material(src))
+        meta.update({"key": key, "kernelrelease": release, "steps": steps,
+                     "seconds": round(seconds, 1), "seeded_from": seeded,
+                     "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                     "tree": str(tree)})
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+        final = root / key
+        if final.exists():
+            shutil.rmtree(final)
+        tmp.rename(final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Artifacts(key, final, meta)

@@ -1,0 +1,56 @@
+"""Where things live: the repository, and the cache folder outside it."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+from typing import Iterator
+
+REPO = Path(__file__).resolve().parent.parent
+PATCHES = REPO / "patches"
+FRAGMENTS = REPO / "kconfig-fragments"
+GUEST = REPO / "harness" / "guest"
+
+
+def cache_dir() -> Path:
+    """The cache folder: $DMAHARNESS_CACHE, else ~/.cache/dmaharness."""
+    env = os.environ.get("DMAHARNESS_CACHE")
+    base = Path(env) if env else Path.home() / ".cache" / "dmaharness"
+    base = base.expanduser().resolve()
+    if base == REPO or REPO in base.parents:
+        from .errors import InputError
+        raise InputError(f"cache folder {base} is inside the repository; "
+                         "set DMAHARNESS_CACHE to a folder outside it")
+    return base
+
+
+def sub(name: str) -> Path:
+    """A subfolder of the cache folder, created on demand."""
+    p = cache_dir() / name
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+@contextlib.contextmanager
+def locked(name: str, *, shared: bool = False, wait_message: str | None = None) -> Iterator[None]:
+    """Hold an flock on cache/locks/<name>.lock for the duration.
+
+    Locks die with the process, so a crash or Ctrl-C never leaves one
+    behind.  When the lock is busy, `wait_message` is printed once.
+    """
+    path = sub("locks") / f"{name}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if wait_message:
+                import sys
+                print(wait_message, file=sys.stderr, flush=True)
+            fcntl.flock(fd, mode)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

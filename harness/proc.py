@@ -1,0 +1,52 @@
+"""Child processes that never outlive the harness.
+
+Every long-running child (make, QEMU, the fake camera) runs in its own
+process group with PR_SET_PDEATHSIG, so that Ctrl-C, an exception or the
+harness being killed takes the whole group down with it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from typing import Sequence
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_setup() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except OSError:
+        pass
+
+
+def spawn(cmd: Sequence[str], **kw) -> subprocess.Popen:
+    """Popen in a new session (own process group), dying with its parent."""
+    return subprocess.Popen(list(cmd), start_new_session=True,
+                            preexec_fn=_child_setup, **kw)
+
+
+def stop(p: subprocess.Popen, *, sig: int = signal.SIGTERM, grace: float = 5.0) -> int | None:
+    """Signal the child's whole group, wait `grace` seconds, then SIGKILL it."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + grace
+        while p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    try:
+        # the group may hold grandchildren even after the leader exited
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        return p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        return None

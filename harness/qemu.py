@@ -1,0 +1,250 @@
+"""Booting a kernel under QEMU and watching its console.
+
+The guest's serial console goes to a file that QEMU writes itself (so the
+log is complete even if the harness dies); the harness polls it.  The
+guest leaves through isa-debug-exit, so QEMU's exit code carries the
+guest's status: (status << 1) | 1.  A panic reboots (panic=-1) and
+-no-reboot turns that into QEMU exiting with 0.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import proc
+from .bootlog import ConsoleWatch
+from .errors import EnvError, GuestError
+
+QEMU = "qemu-system-x86_64"
+DEBUG_EXIT_PORT = 0xF4
+_PROBE_CODE = 0x2A
+
+
+@dataclass
+class BootRequest:
+    kernel: Path
+    initrd: Path
+    console: Path                     # console log, written by QEMU
+    append: str = ""                  # extra kernel command line
+    memory_mb: int = 1024
+    smp: int = 2
+    accel: str = "auto"               # auto | tcg | kvm
+    timeout: float = 300.0            # wall clock, whole boot
+    silence: float = 60.0             # no console output for this long = hung
+    extra_args: list[str] = field(default_factory=list)   # devices (usb-redir ...)
+
+
+@dataclass
+class BootResult:
+    outcome: str            # ok | guest-error | panic | timeout | silent | no-marker | qemu-error
+    accel: str
+    wall: float
+    qemu_exit: int | None
+    guest_status: int | None
+    watch: ConsoleWatch
+    console: Path
+    command: list[str]
+    stderr: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    def describe(self) -> str:
+        w = self.watch
+        return {
+            "ok": "guest finished with status 0",
+            "guest-error": f"guest finished with status {self.guest_status}",
+            "panic": f"kernel panic: {w.panic_line}",
+            "timeout": "guest did not finish within the time limit",
+            "silent": "guest went silent" + (" after an oops (oops-then-halt)" if w.oops_lines else ""),
+            "no-marker": f"QEMU exited (code {self.qemu_exit}) without the guest's end marker",
+            "qemu-error": f"QEMU failed (exit {self.qemu_exit}): {self.stderr.strip()[-300:]}",
+        }[self.outcome]
+
+    def to_json(self) -> dict:
+        return {
+            "outcome": self.outcome,
+            "message": self.describe(),
+            "accel": self.accel,
+            "wall_seconds": round(self.wall, 3),
+            "qemu_exit": self.qemu_exit,
+            "guest_status": self.guest_status,
+            "console": str(self.console),
+            "facts": self.watch.facts,
+            "oops_lines": self.watch.oops_lines[:20],
+            "end_line": self.watch.end_line,
+            "command": self.command,
+        }
+
+    def raise_for_outcome(self) -> None:
+        if not self.ok:
+            tail = "\n".join("  | " + l for l in self.watch.tail(25))
+            raise GuestError(f"{self.describe()}; console {self.console}; last lines:\n{tail}",
+                             path=str(self.console))
+
+
+def qemu_binary() -> str:
+    path = shutil.which(QEMU)
+    if not path:
+        raise EnvError(f"{QEMU} is not installed; run `make deps` (package qemu-system-x86)")
+    return path
+
+
+def _probe_bios(folder: Path) -> Path:
+    """A 64 KiB BIOS whose reset vector writes a code to isa-debug-exit."""
+    p = folder / "kvm-probe.bin"
+    if not p.is_file():
+        img = bytearray(b"\xf4" * 65536)            # hlt everywhere
+        # at the reset vector (0xffff0): mov al, CODE; out 0xf4, al; hlt
+        img[0xFFF0:0xFFF5] = bytes([0xB0, _PROBE_CODE, 0xE6, DEBUG_EXIT_PORT, 0xF4])
+        tmp = p.with_suffix(".tmp")
+        tmp.write_bytes(bytes(img))
+        tmp.rename(p)
+    return p
+
+
+def probe_kvm(folder: Path, timeout: float = 5.0) -> tuple[bool, str]:
+    """Does KVM really run guest code here?  (open, create a VM, run a vCPU)"""
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+    except OSError as e:
+        return False, f"/dev/kvm: {e.strerror}"
+    try:
+        if fcntl.ioctl(fd, 0xAE00, 0) != 12:           # KVM_GET_API_VERSION
+            return False, "unexpected KVM API version"
+        vm = fcntl.ioctl(fd, 0xAE01, 0)                 # KVM_CREATE_VM
+        os.close(vm)
+    except OSError as e:
+        return False, f"KVM_CREATE_VM: {e.strerror}"
+    finally:
+        os.close(fd)
+    cmd = [qemu_binary(), "-accel", "kvm", "-machine", "pc", "-nodefaults", "-display", "none",
+           "-no-user-config", "-m", "16", "-bios", str(_probe_bios(folder)),
+           "-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=0x04"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, "a KVM guest did not run its first instruction in time"
+    if r.returncode != (_PROBE_CODE << 1) | 1:
+        return False, f"KVM probe guest exited {r.returncode}: {r.stderr.strip()[-200:]}"
+    return True, "KVM ran the probe guest"
+
+
+def choose_accel(requested: str, folder: Path) -> tuple[str, str]:
+    if requested == "tcg":
+        return "tcg", "requested"
+    ok, why = probe_kvm(folder)
+    if requested == "kvm" and not ok:
+        raise EnvError(f"--accel kvm was requested but KVM does not work here: {why}")
+    return ("kvm", why) if ok else ("tcg", why)
+
+
+BASE_APPEND = ("console=ttyS0,115200 earlyprintk=serial,ttyS0,115200 panic=-1 "
+               "nokaslr printk.time=1 rdinit=/init loglevel=7 no_hash_pointers")
+
+
+def command_line(req: BootRequest, accel: str) -> list[str]:
+    """The full QEMU command line for a boot."""
+    cmd = [
+        qemu_binary(),
+        "-accel", accel,
+        "-machine", "q35",
+        "-cpu", "max" if accel == "kvm" else "qemu64",
+        "-m", str(req.memory_mb),
+        "-smp", str(req.smp),
+        "-nodefaults", "-no-user-config",
+        "-display", "none",
+        "-monitor", "none",
+        "-no-reboot",
+        "-nic", "none",
+        "-serial", f"file:{req.console}",
+        "-device", "qemu-xhci,id=xhci",
+        "-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=0x04",
+        "-kernel", str(req.kernel),
+        "-initrd", str(req.initrd),
+        "-append", (BASE_APPEND + " " + req.append).strip(),
+    ]
+    return cmd + list(req.extra_args)
+
+
+def classify(watch: ConsoleWatch, qemu_exit: int | None, stopped_for: str | None) -> tuple[str, int | None]:
+    """Outcome of a boot from what was seen (pure; tested on fixtures)."""
+    if stopped_for in ("timeout", "silent"):
+        if watch.panicked:
+            return "panic", None
+        return stopped_for, None
+    if watch.panicked:
+        return "panic", None
+    if watch.ended:
+        status = watch.end_status
+        if qemu_exit is not None and qemu_exit & 1 and qemu_exit > 1:
+            status = qemu_exit >> 1
+        return ("ok" if status == 0 else "guest-error"), status
+    if qemu_exit is not None and qemu_exit != 0 and watch.lines == 0:
+        return "qemu-error", None
+    return "no-marker", None
+
+
+def boot(req: BootRequest, *, on_output=None, poll: float = 0.05) -> BootResult:
+    """Boot and watch until the end marker, a panic, silence or the time limit."""
+    req.console.parent.mkdir(parents=True, exist_ok=True)
+    accel, _why = choose_accel(req.accel, req.console.parent)
+    cmd = command_line(req, accel)
+    req.console.write_bytes(b"")
+    stderr_path = req.console.with_name(req.console.stem + ".qemu-stderr.log")
+    watch = ConsoleWatch()
+    t0 = time.monotonic()
+    watch.last_output = t0
+    stopped_for = None
+    with open(stderr_path, "wb") as errf:
+        p = proc.spawn(cmd, stdin=subprocess.DEVNULL, stdout=errf, stderr=errf)
+        try:
+            with open(req.console, "rb") as con:
+                panic_at = end_at = None
+                while True:
+                    exited = p.poll() is not None
+                    data = con.read()
+                    now = time.monotonic()
+                    if data:
+                        text = data.decode("utf-8", errors="replace")
+                        watch.feed(text, now)
+                        if on_output:
+                            on_output(text)
+                    if exited:
+                        break
+                    if watch.panicked and panic_at is None:
+                        panic_at = now
+                    if watch.ended and end_at is None:
+                        end_at = now
+                    # a panicking kernel reboots by itself; give it time to print
+                    if panic_at is not None and now - panic_at > 3:
+                        break
+                    if end_at is not None and now - end_at > 10:
+                        break       # the guest said it ended but QEMU lingers
+                    if now - t0 > req.timeout:
+                        stopped_for = "timeout"
+                        break
+                    if now - watch.last_output > req.silence:
+                        stopped_for = "silent"
+                        break
+                    if not data:
+                        time.sleep(poll)
+                code = proc.stop(p, grace=2) if p.poll() is None else p.returncode
+                rest = con.read()
+                if rest:
+                    watch.feed(rest.decode("utf-8", errors="replace"), time.monotonic())
+                watch.finish()
+        finally:
+            if p.poll() is None:
+                proc.stop(p)
+    wall = time.monotonic() - t0
+    outcome, status = classify(watch, code if stopped_for is None else None, stopped_for)
+    return BootResult(outcome, accel, wall, code, status, watch, req.console, cmd,
+                      stderr_path.read_text(errors="replace"))

@@ -1,0 +1,101 @@
+"""Quilt-style series files and the patches they name.
+
+A series file lists one patch a line, relative to the series file's
+folder; '#' starts a comment (at the start of a line or after
+whitespace); an optional '-pN' after the name gives the strip level
+(default 1), as quilt writes it.  Blank lines are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+from .paths import PATCHES, REPO
+
+_STRIP = re.compile(r"^-p(\d+)$")
+
+
+@dataclass(frozen=True)
+class Patch:
+    path: Path          # absolute
+    strip: int = 1
+    origin: str = ""    # "series:line" that named it
+
+    @property
+    def name(self) -> str:
+        try:
+            return str(self.path.relative_to(REPO))
+        except ValueError:
+            return str(self.path)
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    def touched_files(self) -> list[str]:
+        """Paths (after stripping) that this patch creates, changes or deletes."""
+        out: list[str] = []
+        for line in self.path.read_text(errors="replace").splitlines():
+            if line.startswith(("--- ", "+++ ")):
+                name = line[4:].split("\t")[0].strip()
+                if name == "/dev/null":
+                    continue
+                parts = name.split("/")
+                rel = "/".join(parts[self.strip:])
+                if rel and rel not in out:
+                    out.append(rel)
+        return out
+
+
+def parse_series(path: Path) -> list[Patch]:
+    """Read a series file; every patch it names must exist."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"series file {path} does not exist", path=str(path))
+    patches: list[Patch] = []
+    base = path.parent
+    for lineno, raw in enumerate(path.read_text().splitlines(), 1):
+        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        if not line:
+            continue
+        fields = line.split()
+        strip = 1
+        for opt in fields[1:]:
+            m = _STRIP.match(opt)
+            if not m:
+                raise InputError(f"{path}:{lineno}: unknown option {opt!r} "
+                                 "(only -pN is understood)", path=str(path))
+            strip = int(m.group(1))
+        target = (base / fields[0]).resolve()
+        if not target.is_file():
+            raise InputError(f"{path}:{lineno}: patch {fields[0]} does not exist "
+                             f"(looked for {target})", path=str(path))
+        patches.append(Patch(target, strip, f"{path}:{lineno}"))
+    return patches
+
+
+def base_series(version: str) -> Path:
+    return PATCHES / version / "series"
+
+
+def variant_patches(version: str, extra: list[Path] | None = None,
+                    prefix: int | None = None, with_base: bool = True) -> list[Patch]:
+    """The ordered patch list of a variant.
+
+    The version's own series (the detector) always comes first; then the
+    extra series (a case, a user's series) in the order given, of which
+    only the first `prefix` patches are kept when `prefix` is set.
+    """
+    patches = parse_series(base_series(version)) if with_base else []
+    extras: list[Patch] = []
+    for s in extra or []:
+        extras.extend(parse_series(s))
+    if prefix is not None:
+        if prefix < 0 or prefix > len(extras):
+            raise InputError(f"--prefix {prefix} is out of range: the extra series "
+                             f"have {len(extras)} patches")
+        extras = extras[:prefix]
+    return patches + extras

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Run the Python tests with unittest and close with 'N passed, N failed'.
+
+  tests/run.py unit          tests/unit/test_*.py (fast, no QEMU)
+  tests/run.py integration   tests/integration/test_*.py (build and boot kernels)
+  tests/run.py all
+"""
+
+import os
+import sys
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class _Result(unittest.TextTestResult):
+    def startTest(self, test):
+        self._t0 = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        if self.showAll:
+            return
+        el = time.monotonic() - self._t0
+        if el > 5:
+            self.stream.write(f"\n  ({test.id()} took {el:.0f}s)\n")
+            self.stream.flush()
+
+
+def main(argv):
+    which = argv[1] if len(argv) > 1 else "unit"
+    pattern = argv[2] if len(argv) > 2 else "test_*.py"
+    dirs = {"unit": ["unit"], "integration": ["integration"], "all": ["unit", "integration"]}[which]
+    sys.path.insert(0, ROOT)
+    os.chdir(ROOT)
+    suite = unittest.TestSuite()
+    loader = unittest.TestLoader()
+    for d in dirs:
+        suite.addTests(loader.discover(os.path.join(ROOT, "tests", d), pattern=pattern,
+                                       top_level_dir=ROOT))
+    verbosity = 2 if which != "unit" else 1
+    runner = unittest.TextTestRunner(verbosity=verbosity, resultclass=_Result, stream=sys.stdout)
+    res = runner.run(suite)
+    failed = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
+    skipped = len(res.skipped)
+    passed = res.testsRun - failed - skipped
+    print(f"{which}: {passed} passed, {failed} failed, {skipped} skipped")
+    if res.testsRun == 0:
+        print(f"{which}: no test ran", file=sys.stderr)
+        return 1
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

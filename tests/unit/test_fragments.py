@@ -1,0 +1,110 @@
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness import fragments
+from harness.errors import InputError
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    p = folder / name
+    p.write_text(text)
+    return p
+
+
+class FragmentParsing(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_values_and_not_set(self):
+        f = fragments.parse_fragment(_write(self.dir, "a.config",
+                                            "# comment\nCONFIG_A=y\n\n# CONFIG_B is not set\n"
+                                            "CONFIG_C=\"str\"\nCONFIG_D=128\n"))
+        self.assertEqual(dict(f.options), {"CONFIG_A": "y", "CONFIG_B": "n",
+                                           "CONFIG_C": '"str"', "CONFIG_D": "128"})
+        self.assertEqual(f.name, "a")
+
+    def test_garbage_line_names_file_and_line(self):
+        p = _write(self.dir, "bad.config", "CONFIG_A=y\nKASAN=y\n")
+        with self.assertRaises(InputError) as cm:
+            fragments.parse_fragment(p)
+        self.assertIn("bad.config:2", cm.exception.message)
+
+    def test_missing_fragment(self):
+        with self.assertRaises(InputError):
+            fragments.parse_fragment(self.dir / "nope.config")
+
+    def test_later_fragment_wins(self):
+        a = fragments.parse_fragment(_write(self.dir, "a.config", "CONFIG_X=y\nCONFIG_Y=y\n"))
+        b = fragments.parse_fragment(_write(self.dir, "b.config", "# CONFIG_X is not set\n"))
+        req = fragments.requested([a, b])
+        self.assertEqual(req["CONFIG_X"], ("n", "b"))
+        self.assertEqual(req["CONFIG_Y"], ("y", "a"))
+
+    def test_verify_finds_lost_and_changed_options(self):
+        a = fragments.parse_fragment(_write(self.dir, "a.config",
+                                            "CONFIG_KASAN=y\nCONFIG_DMA_API_DEBUG=y\n"
+                                            "# CONFIG_GONE is not set\nCONFIG_NR=4\n"))
+        config = ("CONFIG_KASAN=y\n# CONFIG_DMA_API_DEBUG is not set\nCONFIG_NR=8\n")
+        bad = {m.option: m for m in fragments.verify(config, [a])}
+        self.assertEqual(set(bad), {"CONFIG_DMA_API_DEBUG", "CONFIG_NR"})
+        self.assertEqual(bad["CONFIG_DMA_API_DEBUG"].got, "n")
+        self.assertEqual(bad["CONFIG_NR"].got, "8")
+        self.assertIn("from a.config", bad["CONFIG_NR"].describe())
+
+    def test_verify_clean(self):
+        a = fragments.parse_fragment(_write(self.dir, "a.config", "CONFIG_A=m\n"))
+        self.assertEqual(fragments.verify("CONFIG_A=m\n", [a]), [])
+
+    def test_repository_fragments_parse(self):
+        names = [f.name for f in fragments.default_fragments()]
+        self.assertEqual(names[0], "base")
+        for n in ("kasan", "dma-debug", "usb-uvc"):
+            self.assertIn(n, names)
+        req = fragments.requested(fragments.default_fragments())
+        self.assertEqual(req["CONFIG_KASAN"][0], "y")
+        self.assertEqual(req["CONFIG_DMA_API_DEBUG"][0], "y")
+        self.assertEqual(req["CONFIG_USB_VIDEO_CLASS"][0], "m")
+
+
+class Explain(unittest.TestCase):
+    """Why an option did not stick, read from a small fake Kconfig tree."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        root = Path(self.tmp.name)
+        (root / "lib").mkdir()
+        (root / "lib" / "Kconfig.debug").write_text(
+            "config FOO\n\tbool \"Foo\"\n\tdepends on BAR && !BAZ\n\thelp\n\t  config text\n\n"
+            "config HIDDEN\n\tbool\n\tdefault n\n\n"
+            "menuconfig BAR\n\tbool \"Bar\"\n")
+        (root / "arch" / "arm").mkdir(parents=True)
+        (root / "arch" / "arm" / "Kconfig").write_text("config ARMONLY\n\tbool \"arm\"\n")
+        self.root = root
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_reasons(self):
+        mism = [fragments.Mismatch("CONFIG_FOO", "y", "n", "x"),
+                fragments.Mismatch("CONFIG_HIDDEN", "y", "n", "x"),
+                fragments.Mismatch("CONFIG_NOPE", "y", "n", "x"),
+                fragments.Mismatch("CONFIG_ARMONLY", "y", "n", "x")]
+        out = {m.option: m.why for m in fragments.explain(self.root, "# CONFIG_BAR is not set\n",
+                                                           mism, "6.1")}
+        self.assertIn("depends on BAR && !BAZ", out["CONFIG_FOO"])
+        self.assertIn("not set here: BAR", out["CONFIG_FOO"])
+        self.assertNotIn("BAZ,", out["CONFIG_FOO"])
+        self.assertIn("lib/Kconfig.debug", out["CONFIG_FOO"])
+        self.assertIn("no prompt", out["CONFIG_HIDDEN"])
+        self.assertIn("unknown to linux 6.1", out["CONFIG_NOPE"])
+        # another architecture's Kconfig does not count as defining it
+        self.assertIn("unknown", out["CONFIG_ARMONLY"])
+
+
+if __name__ == "__main__":
+    unittest.main()

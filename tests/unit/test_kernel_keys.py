@@ -1,0 +1,113 @@
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from harness import fragments, kernel, series
+from harness.errors import InputError
+
+SRC = kernel.Source("6.1", "6.1.192-3", Path("/usr/src/linux-source-6.1.tar.xz"))
+
+
+class Keys(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        d = Path(self.tmp.name)
+        (d / "a.config").write_text("CONFIG_A=y\n")
+        (d / "b.config").write_text("CONFIG_B=y\n")
+        (d / "1.patch").write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+        (d / "2.patch").write_text("--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+c\n")
+        self.d = d
+        self.frags = (fragments.parse_fragment(d / "a.config"), fragments.parse_fragment(d / "b.config"))
+        self.p1 = series.Patch(d / "1.patch")
+        self.p2 = series.Patch(d / "2.patch")
+        patcher = mock.patch.object(kernel, "compiler_version", return_value="gcc (Debian 12.2.0) 12.2.0")
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def key(self, patches=None, frags=None, src=SRC):
+        return kernel.Variant("6.1", tuple(patches if patches is not None else [self.p1]),
+                              tuple(frags or self.frags)).key(src)
+
+    def test_stable(self):
+        self.assertEqual(self.key(), self.key())
+        self.assertTrue(self.key().startswith("6.1-"))
+
+    def test_patch_order_and_content_matter(self):
+        k12 = self.key([self.p1, self.p2])
+        self.assertNotEqual(k12, self.key([self.p2, self.p1]))
+        self.assertNotEqual(k12, self.key([self.p1]))
+        (self.d / "2.patch").write_text("--- a/y\n+++ b/y\n@@ -1 +1 @@\n-a\n+d\n")
+        self.assertNotEqual(k12, self.key([self.p1, self.p2]))
+
+    def test_strip_level_matters(self):
+        self.assertNotEqual(self.key([self.p1]), self.key([series.Patch(self.p1.path, 0)]))
+
+    def test_patch_location_does_not_matter_only_content(self):
+        other = self.d / "moved"
+        other.mkdir()
+        (other / "1.patch").write_text((self.d / "1.patch").read_text())
+        # the name is part of the key (it shows in reports), so a move is a new key...
+        self.assertNotEqual(self.key([self.p1]), self.key([series.Patch(other / "1.patch")]))
+
+    def test_fragment_content_and_debian_version_matter(self):
+        k = self.key()
+        (self.d / "b.config").write_text("CONFIG_B=m\n")
+        frags = (self.frags[0], fragments.parse_fragment(self.d / "b.config"))
+        self.assertNotEqual(k, self.key(frags=frags))
+        self.assertNotEqual(k, self.key(src=kernel.Source("6.1", "6.1.193-1", SRC.tarball)))
+
+    def test_compiler_matters(self):
+        k = self.key()
+        with mock.patch.object(kernel, "compiler_version", return_value="gcc 13"):
+            self.assertNotEqual(k, self.key())
+
+    def test_unsupported_version(self):
+        with self.assertRaises(InputError):
+            kernel.Variant("5.10", (), self.frags)
+
+
+class Trees(unittest.TestCase):
+    """make_tree on a tiny fake pristine tree: patches apply, failures leave nothing."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        d = Path(self.tmp.name)
+        pristine = d / "pristine"
+        pristine.mkdir()
+        (pristine / "x").write_text("a\n")
+        (pristine / "y").write_text("a\n")
+        (pristine / "x").chmod(0o444)
+        (pristine / ".dmaharness-pristine").write_text("{}\n")
+        self.d, self.pristine = d, pristine
+        (d / "good.patch").write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+        (d / "bad.patch").write_text("--- a/y\n+++ b/y\n@@ -1 +1 @@\n-zzz\n+c\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_patch_applies_without_touching_pristine(self):
+        kernel.make_tree(self.pristine, self.d / "t", (series.Patch(self.d / "good.patch"),))
+        self.assertEqual((self.d / "t" / "x").read_text(), "b\n")
+        self.assertEqual((self.pristine / "x").read_text(), "a\n")
+        # untouched files stay hard links of the pristine tree
+        self.assertEqual((self.d / "t" / "y").stat().st_ino, (self.pristine / "y").stat().st_ino)
+        self.assertFalse((self.d / "t" / ".dmaharness-pristine").exists())
+
+    def test_failing_patch_names_hunk_and_leaves_nothing(self):
+        with self.assertRaises(InputError) as cm:
+            kernel.make_tree(self.pristine, self.d / "t",
+                             (series.Patch(self.d / "good.patch"), series.Patch(self.d / "bad.patch")))
+        msg = cm.exception.message
+        self.assertIn("bad.patch", msg)
+        self.assertIn("hunk #1 FAILED", msg)
+        self.assertFalse((self.d / "t").exists())
+        self.assertEqual([p.name for p in self.d.iterdir() if p.name.startswith(".tmp")], [])
+        self.assertEqual((self.pristine / "x").read_text(), "a\n")
+
+
+if __name__ == "__main__":
+    unittest.main()

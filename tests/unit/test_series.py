@@ -1,0 +1,86 @@
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness import series
+from harness.errors import InputError
+
+PATCH = """From: a <a@b>
+Subject: [PATCH] x
+
+---
+diff --git a/drivers/x.c b/drivers/x.c
+--- a/drivers/x.c
++++ b/drivers/x.c
+@@ -1 +1 @@
+-a
++b
+diff --git a/new.h b/new.h
+--- /dev/null
++++ b/new.h
+@@ -0,0 +1 @@
++x
+"""
+
+
+class Series(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        (self.dir / "sub").mkdir()
+        for n in ("0001-a.patch", "sub/0002-b.patch", "0003-c.patch"):
+            (self.dir / n).write_text(PATCH)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, text):
+        p = self.dir / "series"
+        p.write_text(text)
+        return p
+
+    def test_order_comments_strip_levels(self):
+        s = self.write("# header\n\n0001-a.patch\nsub/0002-b.patch -p0  # trailing\n"
+                       "   0003-c.patch\n#0004-not.patch\n")
+        ps = series.parse_series(s)
+        self.assertEqual([p.path.name for p in ps], ["0001-a.patch", "0002-b.patch", "0003-c.patch"])
+        self.assertEqual([p.strip for p in ps], [1, 0, 1])
+        self.assertTrue(ps[1].origin.endswith("series:4"))
+
+    def test_missing_patch_names_series_line(self):
+        s = self.write("0001-a.patch\n0009-missing.patch\n")
+        with self.assertRaises(InputError) as cm:
+            series.parse_series(s)
+        self.assertIn("series:2", cm.exception.message)
+        self.assertIn("0009-missing.patch", cm.exception.message)
+
+    def test_unknown_option(self):
+        with self.assertRaises(InputError):
+            series.parse_series(self.write("0001-a.patch --reverse\n"))
+
+    def test_missing_series(self):
+        with self.assertRaises(InputError):
+            series.parse_series(self.dir / "nope")
+
+    def test_touched_files(self):
+        p = series.parse_series(self.write("0001-a.patch\n"))[0]
+        self.assertEqual(p.touched_files(), ["drivers/x.c", "new.h"])
+
+    def test_prefix_of_extra_series_after_base(self):
+        s = self.write("0001-a.patch\nsub/0002-b.patch\n0003-c.patch\n")
+        base = series.variant_patches("6.1")
+        got = series.variant_patches("6.1", [s], prefix=2)
+        self.assertEqual(len(got), len(base) + 2)
+        self.assertEqual(got[-1].path.name, "0002-b.patch")
+        with self.assertRaises(InputError):
+            series.variant_patches("6.1", [s], prefix=4)
+        self.assertEqual(series.variant_patches("6.1", [s], with_base=False)[0].path.name,
+                         "0001-a.patch")
+
+    def test_repository_series_parse(self):
+        for v in ("6.1", "6.12"):
+            series.parse_series(series.base_series(v))
+
+
+if __name__ == "__main__":
+    unittest.main()
