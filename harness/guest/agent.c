@@ -56,6 +56,13 @@ enum {
 	EXIT_AGENT_USAGE = 64,	/* bad command line */
 };
 
+/* Functions only main() uses (the unit-test build has no main). */
+#ifdef DMAHARNESS_AGENT_TEST
+#define MAIN_ONLY __attribute__((unused))
+#else
+#define MAIN_ONLY
+#endif
+
 #define MAX_CAMERAS		8
 #define MAX_CTRLS		128
 #define MAX_ERRS		48
@@ -1427,7 +1434,8 @@ static void camera_attach(struct agent *a, struct camera *c, int fd,
 			  const char *path, uint64_t now)
 {
 	c->fd = fd;
-	snprintf(c->video_path, sizeof(c->video_path), "%s", path);
+	if (path != c->video_path)	/* no overlapping snprintf */
+		snprintf(c->video_path, sizeof(c->video_path), "%s", path);
 	if (c->absent) {
 		c->absent = false;
 		if (c->opens > 0)
@@ -1640,7 +1648,7 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
-static int setup_signals(sigset_t *wait_mask)
+MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	struct sigaction sa;
@@ -1874,7 +1882,7 @@ static int write_all(int fd, const char *s, size_t n)
 }
 
 /* Print the result line (one write, to keep it in one piece). */
-static int emit_result(struct agent *a, int exit_code)
+MAIN_ONLY static int emit_result(struct agent *a, int exit_code)
 {
 	const char *prefix = AGENT_LINE_PREFIX;
 	struct jw w;
@@ -2117,6 +2125,8 @@ static void run_loop(struct agent *a, const sigset_t *mask)
 				camera_mark_absent(a, c, now);
 		}
 
+		if (now >= a->run_end_ns)
+			continue;	/* the loop head ends the run */
 		due = ticker_due(&a->phys, now, 1000);
 		while (due-- > 0)
 			for (i = 0; i < a->ncam; i++)
@@ -2152,13 +2162,73 @@ static void run_loop(struct agent *a, const sigset_t *mask)
 	}
 }
 
+/* Fresh state (a is zeroed by the caller). */
+static void agent_init(struct agent *a)
+{
+	unsigned int i;
+
+	a->t0_ns = now_ns();
+	for (i = 0; i < MAX_CAMERAS; i++) {
+		a->cam[i].index = i;
+		a->cam[i].fd = -1;
+		a->cam[i].input_fd = -1;
+	}
+	options_default(&a->opt);
+}
+
+/* After option parsing: --device slots exist from the start. */
+static void agent_apply_options(struct agent *a)
+{
+	unsigned int i;
+
+	a->ncam = a->opt.ndevices;
+	for (i = 0; i < a->opt.ndevices; i++)
+		snprintf(a->cam[i].video_path, sizeof(a->cam[i].video_path),
+			 "%s", a->opt.devices[i]);
+}
+
+/* The wait phase found nothing: say why. */
+static void agent_wait_failed(struct agent *a)
+{
+	if (!a->stopped_by) {
+		snprintf(a->error, sizeof(a->error),
+			 "no uvcvideo camera appeared within %.1f s (%s)",
+			 a->opt.wait_s, a->last_scan_note[0] ?
+			 a->last_scan_note : "nothing scanned");
+		a->stopped_by = "wait-timeout";
+	} else {
+		snprintf(a->error, sizeof(a->error),
+			 "stopped by %s before any camera appeared",
+			 a->stopped_by);
+	}
+}
+
+/* Exit code after a run; sets the error string for failures. */
+static int agent_final_code(struct agent *a)
+{
+	if (a->stopped_by && strcmp(a->stopped_by, "error") == 0)
+		return EXIT_AGENT_RUNTIME;
+	if (cameras_found(a) < a->opt.cameras) {
+		snprintf(a->error, sizeof(a->error),
+			 "only %u of %u cameras appeared", cameras_found(a),
+			 a->opt.cameras);
+		return EXIT_AGENT_FEWER;
+	}
+	if (SUM(a, opens) == 0) {
+		snprintf(a->error, sizeof(a->error),
+			 "camera found but never opened (%s)",
+			 a->errs.n ? a->errs.e[0].first_ctx : "see errors");
+		return EXIT_AGENT_RUNTIME;
+	}
+	return EXIT_AGENT_OK;
+}
+
 #ifndef DMAHARNESS_AGENT_TEST
 int main(int argc, char **argv)
 {
 	struct agent *a;
 	sigset_t wait_mask;
 	char err[256] = "";
-	unsigned int i;
 	int code;
 
 	a = calloc(1, sizeof(*a));
@@ -2169,13 +2239,7 @@ int main(int argc, char **argv)
 		       AGENT_JSON_VERSION, EXIT_AGENT_RUNTIME);
 		return EXIT_AGENT_RUNTIME;
 	}
-	a->t0_ns = now_ns();
-	for (i = 0; i < MAX_CAMERAS; i++) {
-		a->cam[i].index = i;
-		a->cam[i].fd = -1;
-		a->cam[i].input_fd = -1;
-	}
-	options_default(&a->opt);
+	agent_init(a);
 	if (parse_args(argc, argv, &a->opt, err, sizeof(err)) < 0) {
 		a->opt.ndevices = 0;	/* may be partly filled */
 		fprintf(stderr, AGENT_NAME ": %s\n", err);
@@ -2199,25 +2263,12 @@ int main(int argc, char **argv)
 		free(a);
 		return code;
 	}
-	a->ncam = a->opt.ndevices;	/* --device slots exist from the start */
-	for (i = 0; i < a->opt.ndevices; i++)
-		snprintf(a->cam[i].video_path, sizeof(a->cam[i].video_path),
-			 "%s", a->opt.devices[i]);
+	agent_apply_options(a);
 	/* Fine-grained ppoll() wake-ups for high --phys-hz rates. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 
 	if (!wait_for_cameras(a, &wait_mask)) {
-		if (!a->stopped_by) {
-			snprintf(a->error, sizeof(a->error),
-				 "no uvcvideo camera appeared within %.1f s (%s)",
-				 a->opt.wait_s, a->last_scan_note[0] ?
-				 a->last_scan_note : "nothing scanned");
-			a->stopped_by = "wait-timeout";
-		} else {
-			snprintf(a->error, sizeof(a->error),
-				 "stopped by %s before any camera appeared",
-				 a->stopped_by);
-		}
+		agent_wait_failed(a);
 		fprintf(stderr, AGENT_NAME ": %s\n", a->error);
 		code = emit_result(a, EXIT_AGENT_NO_CAMERA);
 		free(a);
@@ -2231,20 +2282,7 @@ int main(int argc, char **argv)
 	if (!a->stopped_by)
 		run_loop(a, &wait_mask);
 
-	code = EXIT_AGENT_OK;
-	if (a->stopped_by && strcmp(a->stopped_by, "error") == 0) {
-		code = EXIT_AGENT_RUNTIME;
-	} else if (cameras_found(a) < a->opt.cameras) {
-		snprintf(a->error, sizeof(a->error),
-			 "only %u of %u cameras appeared", cameras_found(a),
-			 a->opt.cameras);
-		code = EXIT_AGENT_FEWER;
-	} else if (SUM(a, opens) == 0) {
-		snprintf(a->error, sizeof(a->error),
-			 "camera found but never opened (%s)",
-			 a->errs.n ? a->errs.e[0].first_ctx : "see errors");
-		code = EXIT_AGENT_RUNTIME;
-	}
+	code = agent_final_code(a);
 	if (a->error[0])
 		fprintf(stderr, AGENT_NAME ": %s\n", a->error);
 	code = emit_result(a, code);
