@@ -1237,7 +1237,28 @@ static void input_close(struct camera *c)
 	c->input_fd = -1;
 }
 
-/* Find the camera's /dev/input/eventN: phys match, else name match. */
+/* Is phys the input phys of another camera we drive? */
+static bool phys_of_other_camera(const struct agent *a, const struct camera *c,
+				 const char *phys)
+{
+	char other[80];
+	unsigned int i;
+
+	for (i = 0; i < a->ncam; i++) {
+		if (&a->cam[i] == c || !a->cam[i].bus_info[0])
+			continue;
+		expected_input_phys(a->cam[i].bus_info, other, sizeof(other));
+		if (strcmp(other, phys) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Find the camera's /dev/input/eventN: the one whose phys is
+ * "<bus_info>/button" (uvc_input_init), else one with the camera's name and
+ * a USB phys that is not another camera's ("input_match": "name").
+ */
 static void input_find(struct agent *a, struct camera *c)
 {
 	char want[80], name_path[64] = "";
@@ -1282,7 +1303,8 @@ static void input_find(struct agent *a, struct camera *c)
 			break;
 		}
 		if (name_fd < 0 && c->card[0] && strcmp(name, c->card) == 0 &&
-		    strncmp(phys, "usb-", 4) == 0) {
+		    strncmp(phys, "usb-", 4) == 0 &&
+		    !phys_of_other_camera(a, c, phys)) {
 			name_fd = fd;
 			snprintf(name_path, sizeof(name_path), "%s", path);
 			continue;

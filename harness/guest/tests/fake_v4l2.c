@@ -84,6 +84,7 @@ struct sim_cam {
 	uint64_t video_opens;
 	uint64_t phys_ioctls;
 	uint64_t corrupt_phys_on;	/* n-th EVIOCGPHYS returns garbage */
+	const char *phys_suffix;	/* instead of "/button" */
 	uint64_t emitted_seen;	/* per closed fh: last dequeued seq + 1 */
 	uint64_t dequeued;
 	uint64_t subscribe_ok;
@@ -101,6 +102,7 @@ struct sim {
 	int nnames, pos;
 	struct dirent de;
 	int dir_token;
+	uint64_t sigterm_at;	/* deliver "SIGTERM" then (0: never) */
 	uint64_t stray_fds;	/* non-simulated fds seen while active */
 };
 
@@ -320,6 +322,13 @@ int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		uint64_t next;
 		nfds_t i;
 
+		if (sim.sigterm_at && sim.now >= sim.sigterm_at) {
+			sim.sigterm_at = 0;
+			stop_signal = SIGTERM;	/* as the handler would */
+			errno = EINTR;
+			return -1;
+		}
+
 		for (i = 0; i < n; i++) {
 			fds[i].revents = sim_revents(&fds[i]);
 			ready += fds[i].revents != 0;
@@ -327,6 +336,8 @@ int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		if (ready)
 			return ready;
 		next = sim_next_time();
+		if (sim.sigterm_at && sim.sigterm_at < next)
+			next = sim.sigterm_at;
 		if (next > deadline) {
 			if (deadline == UINT64_MAX) {
 				errno = EINVAL;	/* would block forever */
@@ -493,7 +504,8 @@ static int sim_ioctl_input(struct sim_fh *f, unsigned long req, void *arg)
 		if (c->phys_ioctls == c->corrupt_phys_on)
 			snprintf(phys, sizeof(phys), "%s/bu\x7ftton", c->bus_info);
 		else
-			snprintf(phys, sizeof(phys), "%s/button", c->bus_info);
+			snprintf(phys, sizeof(phys), "%s%s", c->bus_info,
+				 c->phys_suffix ? c->phys_suffix : "/button");
 		return sim_str_to_user(phys, req, arg);
 	}
 	if (req == (unsigned long)EVIOCGNAME(_IOC_SIZE(req)))
@@ -672,7 +684,7 @@ DIR *__wrap_opendir(const char *name)
 	} else if (strcmp(name, "/dev/input") == 0) {
 		snprintf(sim.names[sim.nnames++], 32, "mice");
 		snprintf(sim.names[sim.nnames++], 32, "event9");
-		for (i = 0; i < sim.ncam; i++)
+		for (i = sim.ncam - 1; i >= 0; i--)	/* highest first */
 			if (sim.cam[i].plugged)
 				snprintf(sim.names[sim.nnames++], 32, "event%d",
 					 sim.cam[i].input_num);

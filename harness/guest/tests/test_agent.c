@@ -1185,6 +1185,61 @@ static void test_sim_fewer_cameras(struct tctx *t)
 	sim_free(a);
 }
 
+static void test_sim_input_by_name(struct tctx *t)
+{
+	struct agent *a;
+	struct sim_cam *s0, *s1;
+
+	sim_reset();
+	s0 = sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+	s1 = sim_add_cam("usb-0000:00:04.0-2", 2, 3, 4);
+	s0->phys_suffix = "/input0";	/* not what uvcvideo writes */
+	a = sim_agent();
+	if (!a) {
+		t->checks_failed++;
+		return;
+	}
+	a->opt.duration_s = 0.3;
+	a->opt.cameras = 2;
+	CHECK(t, sim_run(a));
+	/* same card name on both: camera 0 must not take camera 1's device */
+	CHECK_STR(t, a->cam[0].input_path, "/dev/input/event3");
+	CHECK_STR(t, a->cam[0].input_match, "name");
+	CHECK_STR(t, a->cam[0].input_phys, "usb-0000:00:04.0-1/input0");
+	CHECK_STR(t, a->cam[1].input_path, "/dev/input/event4");
+	CHECK_STR(t, a->cam[1].input_match, "phys");
+	check_truth(t, &a->cam[0], s0);
+	check_truth(t, &a->cam[1], s1);
+	sim_free(a);
+}
+
+static void test_sim_sigterm(struct tctx *t)
+{
+	struct agent *a;
+	struct sim_cam *sc;
+	double ran;
+
+	sim_reset();
+	sc = sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+	sim.sigterm_at = sim.now + 1300 * 1000000ULL;
+	a = sim_agent();
+	if (!a) {
+		t->checks_failed++;
+		return;
+	}
+	a->opt.duration_s = 10.0;
+	CHECK(t, sim_run(a));
+	stop_signal = 0;
+	CHECK_STR(t, a->stopped_by, "signal:SIGTERM");
+	ran = secs_since(a->run_start_ns, sim.now);
+	CHECK(t, ran >= 1.3 && ran < 1.31);
+	CHECK(t, a->cam[0].seq.dequeued > 1000);
+	check_truth(t, &a->cam[0], sc);
+	CHECK(t, sim_open_handles() == 0);
+	CHECK(t, agent_final_code(a) == EXIT_AGENT_OK);
+	sim_free(a);
+}
+
 /* ------------------------------------------------------------------------
  * Command-line checks of the built binary
  */
@@ -1427,6 +1482,8 @@ static const struct test tests[] = {
 	{ "sim_two_cameras", test_sim_two_cameras, false },
 	{ "sim_device_option", test_sim_device_option, false },
 	{ "sim_fewer_cameras", test_sim_fewer_cameras, false },
+	{ "sim_input_by_name", test_sim_input_by_name, false },
+	{ "sim_sigterm", test_sim_sigterm, false },
 	{ "cli_help", test_cli_help, true },
 	{ "cli_usage_error", test_cli_usage_error, true },
 	{ "cli_no_camera", test_cli_no_camera, true },
