@@ -1,0 +1,90 @@
+#!/bin/sh
+# CLI checks for fake-uvc: usage errors, --help, and a real unix socket
+# session with a minimal peer (python3) for hello, SIGUSR1, SIGTERM and
+# peer close.  Prints "N passed, N failed" like the C tests.
+BIN=${1:?usage: cli_test.sh path/to/fake-uvc}
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+ko() { fail=$((fail + 1)); echo "not ok - $1"; }
+check() { if eval "$2"; then ok "$1"; else ko "$1"; fi; }
+
+dir=$(mktemp -d)
+chmod 700 "$dir"
+trap 'rm -rf "$dir"' EXIT
+
+"$BIN" --help >"$dir/help" 2>&1
+check "--help exits 0" "[ $? -eq 0 ]"
+check "--help documents --listen and --pattern" \
+	"grep -q -- --listen '$dir/help' && grep -q -- --pattern '$dir/help'"
+"$BIN" >/dev/null 2>"$dir/err"
+check "no transport is a usage error (2)" "[ $? -eq 2 ] && grep -q 'exactly one' '$dir/err'"
+"$BIN" --listen "$dir/s" --pattern nope >/dev/null 2>"$dir/err"
+check "bad pattern is a usage error (2)" "[ $? -eq 2 ] && grep -q 'unknown pattern' '$dir/err'"
+"$BIN" --listen "$dir/s" --rate -5 >/dev/null 2>&1
+check "bad rate is a usage error (2)" "[ $? -eq 2 ]"
+: >"$dir/exists"
+"$BIN" --listen "$dir/exists" >/dev/null 2>"$dir/err"
+check "existing path is refused (1)" "[ $? -eq 1 ] && grep -q 'already exists' '$dir/err'"
+"$BIN" --connect "$dir/none" --connect-timeout 0.2 >/dev/null 2>"$dir/err"
+check "connect failure is a runtime error (1)" "[ $? -eq 1 ] && grep -q 'cannot connect' '$dir/err'"
+
+if command -v python3 >/dev/null 2>&1; then
+	# Peer: read the hello, then either wait to be killed or close.
+	cat >"$dir/peer.py" <<'PY'
+import socket, struct, sys, time
+path, mode = sys.argv[1], sys.argv[2]
+for _ in range(200):
+    try:
+        s = socket.socket(socket.AF_UNIX); s.connect(path); break
+    except OSError:
+        time.sleep(0.02)
+hdr = s.recv(16)
+typ, length = struct.unpack("<II", hdr[:8])
+print("hello" if typ == 0 else "type%d" % typ, flush=True)
+if mode == "hold":
+    time.sleep(5)
+s.close()
+PY
+	"$BIN" --listen "$dir/a.sock" -q >"$dir/out1" 2>"$dir/err1" &
+	pid=$!
+	python3 "$dir/peer.py" "$dir/a.sock" close >"$dir/peer1"
+	wait $pid
+	rc=$?
+	check "peer close exits 0" "[ $rc -eq 0 ]"
+	check "usb-host sends hello first" "grep -q '^hello$' '$dir/peer1'"
+	check "one JSON line with reason peer-closed" \
+		"[ \$(wc -l <'$dir/out1') -eq 1 ] && grep -q '\"reason\":\"peer-closed\"' '$dir/out1' && grep -q '\"version\":1' '$dir/out1'"
+	check "socket removed at exit" "[ ! -e '$dir/a.sock' ]"
+
+	"$BIN" --listen "$dir/b.sock" -q >"$dir/out2" 2>"$dir/err2" &
+	pid=$!
+	python3 "$dir/peer.py" "$dir/b.sock" hold >"$dir/peer2" &
+	ppid=$!
+	for _ in $(seq 100); do
+		grep -q hello "$dir/peer2" 2>/dev/null && break
+		sleep 0.05
+	done
+	kill -USR1 $pid
+	sleep 0.2
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	kill $ppid 2>/dev/null
+	wait $ppid 2>/dev/null
+	check "SIGTERM exits 0" "[ $rc -eq 0 ]"
+	check "SIGUSR1 then exit: two JSON lines" \
+		"[ \$(wc -l <'$dir/out2') -eq 2 ] && head -1 '$dir/out2' | grep -q '\"reason\":\"sigusr1\"' && tail -1 '$dir/out2' | grep -q '\"reason\":\"sigterm\"'"
+
+	"$BIN" --listen "$dir/c.sock" -q >"$dir/out3" 2>&1 &
+	pid=$!
+	sleep 0.3
+	kill -INT $pid
+	wait $pid
+	check "SIGINT before any peer exits 0" "[ $? -eq 0 ] && [ ! -e '$dir/c.sock' ]"
+else
+	echo "# python3 not found: socket checks skipped"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/* Loopback: a libusbredirparser in usb-guest mode (QEMU's side) drives the
+ * device in-process through memory pipes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peer.h"
+#include "tests.h"
+
+#define EP2I(ep) ((((ep) & 0x80) >> 3) | ((ep) & 0x0f))
+
+static struct peer *attach(const struct fake_cfg *cfg)
+{
+	struct peer *p = peer_new(cfg);
+
+	assert_int_equal(p->hello, 1);
+	assert_int_equal(p->connects, 1);
+	return p;
+}
+
+static void test_connect_sequence(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p = attach(&cfg);
+
+	(void)state;
+	assert_true(p->caps_ok);
+	/* interface and endpoint info precede the connect */
+	assert_int_equal(p->iface_before_connect, 1);
+	assert_int_equal(p->ep_before_connect, 1);
+	assert_int_equal(p->connect.speed, usb_redir_speed_high);
+	assert_int_equal(p->connect.vendor_id, CAM_VENDOR_ID);
+	assert_int_equal(p->connect.product_id, CAM_PRODUCT_ID);
+	assert_int_equal(p->connect.device_class, 0xef);
+	assert_int_equal(p->iface.interface_count, 2);
+	assert_int_equal(p->iface.interface_class[0], UVC_CC_VIDEO);
+	assert_int_equal(p->iface.interface_subclass[1], UVC_SC_VIDEOSTREAMING);
+	assert_int_equal(p->ep.type[0], usb_redir_type_control);
+	assert_int_equal(p->ep.type[16], usb_redir_type_control);
+	assert_int_equal(p->ep.type[EP2I(CAM_EP_STATUS)], usb_redir_type_interrupt);
+	assert_int_equal(p->ep.interval[EP2I(CAM_EP_STATUS)], 1);
+	assert_int_equal(p->ep.max_packet_size[EP2I(CAM_EP_STATUS)], 16);
+	assert_int_equal(p->ep.type[EP2I(CAM_EP_VIDEO)], usb_redir_type_invalid);
+	for (int i = 0; i < 32; i++)
+		if (i != 0 && i != 16 && i != EP2I(CAM_EP_STATUS))
+			assert_int_equal(p->ep.type[i], usb_redir_type_invalid);
+	peer_free(p);
+}
+
+/* What Linux does on enumeration and uvcvideo on probe. */
+static void test_enumeration_and_probe(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p = attach(&cfg);
+	uint8_t in[4096], probe[34];
+	int n;
+
+	(void)state;
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0100, 0, 64, NULL, in), 18);
+	assert_int_equal(in[1], 1);
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0200, 0, 9, NULL, in), 9);
+	unsigned total = in[2] | in[3] << 8;
+	n = peer_control(p, 0x80, 6, 0x0200, 0, (uint16_t)total, NULL, in);
+	assert_int_equal(n, (int)total);
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0300, 0, 255, NULL, in), 4);
+	assert_true(peer_control(p, 0x80, 6, 0x0302, 0x0409, 255, NULL, in) > 2);
+
+	int eps = p->ep_infos;
+	peer_set_configuration(p, 1);
+	assert_int_equal(p->config_status, usb_redir_success);
+	assert_int_equal(p->config_value, 1);
+	assert_int_equal(p->ep_infos, eps + 1);
+	peer_set_configuration(p, 5);
+	assert_int_equal(p->config_status, usb_redir_stall);
+
+	/* uvc_ctrl_init: GET_INFO on every CT/PU control */
+	for (size_t i = 0; i < cam_n_ctrls; i++) {
+		const struct ctrl_def *c = &cam_ctrls[i];
+
+		if (c->unit != CAM_ENTITY_CAMERA && c->unit != CAM_ENTITY_PROCESSING)
+			continue;
+		n = peer_control(p, 0xa1, UVC_GET_INFO, (uint16_t)(c->selector << 8),
+				 (uint16_t)(c->unit << 8), 1, NULL, in);
+		assert_int_equal(n, 1);
+		assert_int_equal(in[0], c->info);
+	}
+	/* uvc_video_init: SET_INTERFACE(1, 0), GET_DEF, SET_CUR, GET_CUR */
+	peer_set_alt(p, 1, 0);
+	assert_int_equal(p->alt_status, usb_redir_success);
+	assert_int_equal(peer_control(p, 0xa1, UVC_GET_DEF, 0x0100, 1, 34, NULL,
+				      probe), 34);
+	assert_int_equal(peer_control(p, 0x21, UVC_SET_CUR, 0x0100, 1, 34, probe,
+				      NULL), 34);
+	assert_int_equal(peer_control(p, 0xa1, UVC_GET_CUR, 0x0100, 1, 34, NULL,
+				      in), 34);
+	assert_memory_equal(in, probe, 34);
+	/* autosuspend resume reads the device status */
+	assert_int_equal(peer_control(p, 0x80, 0, 0, 0, 2, NULL, in), 2);
+	/* a STALL carries the reason in the request error code */
+	assert_int_equal(peer_control(p, 0xa1, UVC_GET_CUR, 0x1f00, 0x0200, 2,
+				      NULL, in), -1);
+	assert_int_equal(peer_control(p, 0xa1, UVC_GET_CUR, 0x0200, 0x0000, 1,
+				      NULL, in), 1);
+	assert_int_equal(in[0], UVC_ERR_INVALID_CONTROL);
+	assert_int_equal(p->dev->c.control_stalls, 1);
+	peer_free(p);
+}
+
+static void test_every_request_is_answered(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p = attach(&cfg);
+	uint8_t in[4096], out[64] = { 0 };
+	uint64_t seed = 12345;
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint8_t type = (uint8_t)(seed >> 56);
+		uint8_t req = (uint8_t)(seed >> 48);
+		uint16_t value = (uint16_t)(seed >> 32);
+		uint16_t index = (uint16_t)(seed >> 16);
+		uint16_t len = (uint16_t)((seed >> 8) % 64);
+
+		if (i % 3 == 0)         /* bias towards UVC class requests */
+			type = (type & 0x80) | 0x21;
+		if (i % 5 == 0)
+			index &= 0x07ff;
+		int n = peer_control(p, type, req, value, index, len,
+				     (type & 0x80) ? NULL : out, in);
+		assert_int_not_equal(n, -2);    /* never silent */
+		if (n >= 0 && (type & 0x80))
+			assert_true(n <= len);
+	}
+	assert_int_equal(p->dev->c.control_requests, 3000);
+	peer_free(p);
+}
+
+static void flood_for(struct peer *p, double seconds)
+{
+	double t0 = p->now;
+
+	for (int ms = 1; ms <= (int)(seconds * 1000); ms++)
+		peer_advance(p, t0 + ms / 1000.0);
+}
+
+static void test_flood_after_start(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p = attach(&cfg);
+
+	(void)state;
+	peer_set_configuration(p, 1);
+	flood_for(p, 0.05);
+	assert_int_equal(p->n_irq, 0);          /* nothing before the start */
+
+	peer_start_interrupt(p, CAM_EP_VIDEO);
+	assert_int_equal(p->irq_recv_status, usb_redir_inval);
+	peer_start_interrupt(p, CAM_EP_STATUS);
+	assert_int_equal(p->irq_recv_status, usb_redir_success);
+	flood_for(p, 0.1);
+	assert_true(p->n_irq >= 790 && p->n_irq <= 801);
+	for (size_t i = 0; i < p->n_irq; i++) {
+		const struct peer_irq *q = &p->irq[i];
+
+		assert_int_equal(q->ep, CAM_EP_STATUS);
+		assert_int_equal(q->status, usb_redir_success);
+		assert_true(q->len >= 6 && q->len < CAM_EP_STATUS_MAXPACKET);
+		assert_int_equal(q->data[0], 1);
+		assert_non_null(cam_find_ctrl(q->data[1], q->data[3]));
+	}
+	assert_int_equal(p->dev->flood.st.sent, p->n_irq);
+
+	/* GET_CUR agrees with the last value event of that control */
+	const struct peer_irq *last = &p->irq[p->n_irq - 1];
+	const struct ctrl_def *c = cam_find_ctrl(last->data[1], last->data[3]);
+	uint8_t in[16];
+	if (c->info & 1) {
+		assert_int_equal(peer_control(p, 0xa1, UVC_GET_CUR,
+				 (uint16_t)(c->selector << 8),
+				 (uint16_t)(c->unit << 8), c->len, NULL, in),
+				 c->len);
+		assert_memory_equal(in, &last->data[5], c->len);
+	}
+
+	peer_stop_interrupt(p, CAM_EP_STATUS);
+	assert_int_equal(p->irq_recv_status, usb_redir_success);
+	size_t n = p->n_irq;
+	flood_for(p, 0.05);
+	assert_int_equal(p->n_irq, n);
+	peer_free(p);
+}
+
+static void test_count_limit(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p;
+
+	(void)state;
+	cfg.flood.pattern = PATTERN_MIXED;
+	cfg.flood.count = 123;
+	p = attach(&cfg);
+	peer_start_interrupt(p, CAM_EP_STATUS);
+	flood_for(p, 0.1);
+	assert_int_equal(p->n_irq, 123);
+	assert_true(fake_dev_done(p->dev));
+	peer_free(p);
+}
+
+static void test_hotplug_under_flood(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p;
+
+	(void)state;
+	cfg.hotplug_period = 1.0;
+	cfg.hotplug_off = 0.3;
+	p = attach(&cfg);
+	peer_start_interrupt(p, CAM_EP_STATUS);
+	flood_for(p, 0.5);
+	size_t before = p->n_irq;
+	assert_true(before > 3000);
+	flood_for(p, 0.6);                      /* crosses t = 1.0 */
+	assert_int_equal(p->disconnects, 1);
+	assert_int_equal(p->connects, 1);
+	size_t at_disconnect = p->n_irq;
+	flood_for(p, 0.15);                     /* still unplugged */
+	assert_int_equal(p->n_irq, at_disconnect);
+	int infos = p->interface_infos;
+	flood_for(p, 0.1);                      /* plugged back */
+	assert_int_equal(p->connects, 2);
+	assert_int_equal(p->interface_infos, infos + 1);
+	/* a new guest-side start is needed after a replug */
+	flood_for(p, 0.1);
+	assert_int_equal(p->n_irq, at_disconnect);
+	peer_start_interrupt(p, CAM_EP_STATUS);
+	flood_for(p, 0.1);
+	assert_true(p->n_irq > at_disconnect + 700);
+	flood_for(p, 2.0);
+	assert_true(p->disconnects >= 2);
+	assert_int_equal(p->dev->c.hotplug_cycles, p->connects - 1);
+	peer_free(p);
+}
+
+static void test_alt_settings_and_refusals(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p = attach(&cfg);
+	struct usb_redir_bulk_packet_header bh = { .endpoint = 0x82, .length = 4 };
+	struct usb_redir_interrupt_packet_header ih = { .endpoint = 0x02,
+							.length = 4 };
+	uint8_t data[4] = { 1, 2, 3, 4 };
+
+	(void)state;
+	peer_set_alt(p, CAM_IF_STREAMING, 2);
+	assert_int_equal(p->alt_status, usb_redir_success);
+	assert_int_equal(p->ep.type[EP2I(CAM_EP_VIDEO)], usb_redir_type_iso);
+	assert_int_equal(p->ep.max_packet_size[EP2I(CAM_EP_VIDEO)], 512);
+	peer_set_alt(p, CAM_IF_STREAMING, 9);
+	assert_int_equal(p->alt_status, usb_redir_inval);
+	assert_int_equal(p->alt_value, 2);
+
+	struct usb_redir_start_iso_stream_header is = { CAM_EP_VIDEO, 8, 4 };
+	usbredirparser_send_start_iso_stream(p->parser, 0, &is);
+	peer_pump(p);
+	assert_int_equal(p->iso_status, usb_redir_success);
+
+	/* a bulk IN and an interrupt OUT transfer on endpoints the camera
+	 * does not have: refused with a status, not dropped */
+	int other = p->other_replies;
+	size_t irqs = p->n_irq;
+	usbredirparser_send_bulk_packet(p->parser, 5, &bh, NULL, 0);
+	usbredirparser_send_interrupt_packet(p->parser, 6, &ih, data, 4);
+	usbredirparser_send_cancel_data_packet(p->parser, 7);
+	peer_pump(p);
+	assert_int_equal(p->other_replies, other + 1);
+	assert_int_equal(p->n_irq, irqs + 1);
+	assert_int_equal(p->irq[irqs].ep, 0x02);
+	assert_int_equal(p->irq[irqs].status, usb_redir_inval);
+	assert_int_equal(p->dev->c.cancels, 1);
+	assert_int_equal(p->dev->c.unsupported, 2);
+	peer_free(p);
+}
+
+static void test_garbage_then_recovery(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p = attach(&cfg);
+	/* type 999, 64-bit id, 4 bytes of payload: skipped by the parser */
+	const uint8_t junk[] = { 0xe7, 0x03, 0, 0, 4, 0, 0, 0,
+				 1, 0, 0, 0, 0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef };
+	/* a control packet whose header length is too short */
+	const uint8_t bad_ctrl[] = { 100, 0, 0, 0, 2, 0, 0, 0,
+				     2, 0, 0, 0, 0, 0, 0, 0, 0x80, 6 };
+	uint8_t in[64];
+
+	(void)state;
+	peer_inject(p, junk, sizeof(junk));
+	peer_inject(p, bad_ctrl, sizeof(bad_ctrl));
+	assert_true(p->dev->c.parse_errors >= 1);
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0100, 0, 18, NULL, in), 18);
+	peer_free(p);
+}
+
+static void test_peer_close_is_reported(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p = attach(&cfg);
+
+	(void)state;
+	p->to_dev.closed = 1;
+	assert_int_equal(fake_dev_read(p->dev, p->now), -1);
+	peer_free(p);
+}
+
+static void test_json_line(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	struct peer *p;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *m;
+
+	(void)state;
+	cfg.flood.pattern = PATTERN_BUTTON;
+	p = attach(&cfg);
+	peer_start_interrupt(p, CAM_EP_STATUS);
+	flood_for(p, 0.01);
+	size_t sent = p->n_irq;
+	m = open_memstream(&buf, &size);
+	assert_non_null(m);
+	fake_dev_json(p->dev, m, "exit", "sigterm", p->now);
+	fclose(m);
+	char expect[64];
+	snprintf(expect, sizeof(expect), "\"sent\":%zu,", sent);
+	assert_non_null(strstr(buf, "{\"version\":1,"));
+	assert_non_null(strstr(buf, expect));
+	assert_non_null(strstr(buf, "\"reason\":\"sigterm\""));
+	assert_non_null(strstr(buf, "\"pattern\":\"button\""));
+	assert_non_null(strstr(buf, "\"peer_version\":\"test usb-guest\""));
+	/* exactly one line */
+	assert_ptr_equal(strchr(buf, '\n'), buf + size - 1);
+	free(buf);
+	peer_free(p);
+}
+
+TEST_LIST(loopback_tests,
+	cmocka_unit_test(test_connect_sequence),
+	cmocka_unit_test(test_enumeration_and_probe),
+	cmocka_unit_test(test_every_request_is_answered),
+	cmocka_unit_test(test_flood_after_start),
+	cmocka_unit_test(test_count_limit),
+	cmocka_unit_test(test_hotplug_under_flood),
+	cmocka_unit_test(test_alt_settings_and_refusals),
+	cmocka_unit_test(test_garbage_then_recovery),
+	cmocka_unit_test(test_peer_close_is_reported),
+	cmocka_unit_test(test_json_line),
+)
