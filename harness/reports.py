@@ -142,19 +142,65 @@ class Signature:
 # --------------------------------------------------------------------------
 # Line prefixes: syslog level, timestamp, caller tag
 
-_PREFIX_RE = re.compile(r"(?:<\d+>)?(?:\[ *(\d+\.\d+)\])?(?:\[ *([CT]\d+)\])? ?")
+_DIGITS = frozenset("0123456789")
 
 
 def _split_prefix(line: str) -> tuple[Optional[str], Optional[str], str]:
     """Return (timestamp text, caller tag, body) of one console line."""
-    m = _PREFIX_RE.match(line)
-    end = m.end()
-    if not end:
+    # Common forms first: "[   12.345678] body" and "[   12.345678][    T1] body".
+    if line[:1] == "[":
+        k = line.find("]", 1, 24)
+        if k > 7 and line[k - 7] == "." and line[1] != "<":
+            n = line[k + 1:k + 2]
+            if n == " ":
+                return line[1:k], None, line[k + 2:]
+            if n == "[":
+                k2 = line.find("]", k + 2, k + 12)
+                tag = line[k + 2:k2].lstrip()
+                if k2 > 0 and tag[:1] in ("T", "C") and tag[1:].isdigit():
+                    if line[k2 + 1:k2 + 2] == " ":
+                        return line[1:k], tag, line[k2 + 2:]
+                    return line[1:k], tag, line[k2 + 1:]
+    elif line[:1] != "<":
         return None, None, line
-    ts, ctx = m.group(1), m.group(2)
-    if ts is None and ctx is None and m.group(0)[:1] != "<":
-        return None, None, line
-    return ts, ctx, line[end:]
+    return _split_prefix_slow(line)
+
+
+def _split_prefix_slow(line: str) -> tuple[Optional[str], Optional[str], str]:
+    """Return (timestamp text, caller tag, body) of one console line.
+
+    Handles ``<4>`` syslog levels, ``[   12.345678]`` timestamps and
+    ``[    T1]`` / ``[  C0]`` caller tags, each optional.  Written without a
+    regex: this runs on every line of a report.
+    """
+    ts = ctx = None
+    i = 0
+    if line[:1] == "<":
+        k = line.find(">", 1, 5)
+        if k > 1 and line[1:k].isdigit():
+            i = k + 1
+    for _ in range(2):
+        if line[i:i + 1] != "[":
+            break
+        k = line.find("]", i + 1, i + 24)
+        if k < 0:
+            break
+        inner = line[i + 1:k].strip()
+        if not inner:
+            break
+        c = inner[0]
+        if c in _DIGITS and ts is None and ctx is None:
+            if not inner.replace(".", "", 1).isdigit():
+                break
+            ts = inner
+        elif (c == "T" or c == "C") and ctx is None and inner[1:].isdigit():
+            ctx = inner
+        else:
+            break
+        i = k + 1
+    if i and line[i:i + 1] == " ":
+        i += 1
+    return ts, ctx, line[i:] if i else line
 
 
 # --------------------------------------------------------------------------
@@ -193,6 +239,8 @@ _SYSCALL_PREFIXES = (
 
 
 def _strip_syscall(name: str) -> str:
+    if not name.startswith(_SYSCALL_PREFIXES):
+        return name
     for p in _SYSCALL_PREFIXES:
         if name.startswith(p) and len(name) > len(p):
             return name[len(p):]
@@ -424,7 +472,7 @@ def _dma_short(msg: str) -> str:
 
 
 _WARN_CPU_RE = re.compile(r"WARNING: CPU: \d+ PID: \d+ at (\S+) (.*)")
-_WARN_AT_RE = re.compile(r"WARNING: at (\S+) (.*)")
+_WARN_AT_RE = re.compile(r"WARNING: (?:at )?(\S+:\d+)(?: at)? (.*)")
 
 _LOCKDEP_WARNINGS = (
     ("WARNING: possible circular locking dependency detected", "possible deadlock"),
@@ -462,9 +510,11 @@ _START_PREFIXES = (
     "BUG: ", "WARNING: ", "INFO: ", "UBSAN: ", "DMA-API: ", "Kernel panic - not syncing",
     "general protection fault", "kernel BUG at ", "invalid opcode: ", "Oops: ",
     "unreferenced object 0x", "rcu: INFO: ", "watchdog: BUG: soft lockup",
-    "divide error: ", "------------[ cut here ]", "=====",
+    "divide error: ", "------------[ cut here ]", "=====", "Linux version ",
+    "Booting the kernel",
 )
 
+_MAX_REPORT_LINES = 2000  # a report that never ends stops swallowing the log here
 _PRE_LINE_DISTANCE = 2  # a cut-here/banner line belongs to a header this close
 
 
@@ -632,6 +682,8 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
     "pre" kinds for lines that precede a header, or None."""
     c = body[0]
     if c == "B":
+        if body.startswith("Booting the kernel"):
+            return "REBOOT", "", None
         if body.startswith("BUG: KASAN: "):
             rest = body[12:]
             btype, _, where = rest.partition(" in ")
@@ -674,7 +726,8 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
             return "BUG", "BUG: " + text, None
         return None
     if c == "W":
-        if body.startswith("WARNING: CPU: ") or body.startswith("WARNING: at "):
+        if body.startswith("WARNING: CPU: ") or body.startswith("WARNING: at ") or (
+                ":" in body[9:body.find(" ", 9)] and " at " in body):
             m = _WARN_CPU_RE.match(body) or _WARN_AT_RE.match(body)
             if not m:
                 return None
@@ -722,6 +775,10 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
     if c == "K":
         if body.startswith("Kernel panic - not syncing"):
             return "PANIC", "kernel panic", None
+        return None
+    if c == "L":
+        if body.startswith("Linux version "):
+            return "REBOOT", "", None
         return None
     if c == "g":
         if body.startswith("general protection fault") and " ip:" not in body:
@@ -839,6 +896,13 @@ class _Parser:
         self.open[ctx] = b
         return b
 
+    def unfeed_pre(self, cur: _Builder, lineno: int) -> None:
+        """A banner/cut-here line fed to cur belongs to the header that follows."""
+        pre = self.pre.get(cur.ctx)
+        if pre is not None and lineno - pre[0] <= _PRE_LINE_DISTANCE and cur.raw \
+                and cur.raw[-1] is pre[1]:
+            cur.raw.pop()
+
     def header(self, cls: tuple[str, str, Optional[str]], body: str, lineno: int,
                ts: Optional[str], ctx: Optional[str]) -> None:
         kind, title, func = cls
@@ -855,7 +919,7 @@ class _Parser:
         if kind == "PRE":
             if body.startswith("------------[ cut here ]"):
                 self.pre[ctx] = (lineno, body)
-            elif cur is not None:
+            if cur is not None:
                 self.feed(cur, body)
             return
         if kind == "DMA-MSG":
@@ -876,7 +940,8 @@ class _Parser:
                     self.feed(cur, body)
                 return
             if cur is not None:
-                self.close(cur)
+                self.unfeed_pre(cur, lineno)
+                self.close(cur, not _complete(cur))
             b = self.start(_dma_kind(msg), "WARNING", None, body, lineno, ts, ctx)
             b.message = msg
             b.end_trace = False   # until a WARNING header joins it
@@ -904,25 +969,33 @@ class _Parser:
             cur.raw.append(body)
             return
         if cur is not None:
-            self.close(cur)
+            self.unfeed_pre(cur, lineno)
+            self.close(cur, not _complete(cur))
+        if kind == "REBOOT":
+            # The machine restarted: whatever was open will never end.
+            for other in list(self.open.values()):
+                self.close(other, not _complete(other))
+            self.pre.clear()
+            return
         self.start(kind, title, func, body, lineno, ts, ctx)
 
     def feed(self, b: _Builder, body: str) -> None:
         """A non-header line that belongs to open report b."""
         b.raw.append(body)
-        if len(b.raw) > 4000:
-            self.close(b)
+        if len(b.raw) > _MAX_REPORT_LINES:
+            self.close(b, truncated=True)
             return
         c = body[:1]
         if c == " " or c == "\t":
             if b.tail and b.sections[b.cur][0] != "Mapped at":
                 return
-            m = _FRAME_RE.match(body)
-            if m is not None:
-                if m.group(1) is None:
-                    b.cur_frames.append(_norm_func(m.group(2)))
-                    b.stack_started = True
-                return
+            if "+0x" in body:
+                m = _FRAME_RE.match(body)
+                if m is not None:
+                    if m.group(1) is None:
+                        b.cur_frames.append(_norm_func(m.group(2)))
+                        b.stack_started = True
+                    return
             s = body.strip()
             if s in _STACK_MARKERS:
                 if s[1] == "/" and s != "</TASK>" or s == "<EOI>":
@@ -944,10 +1017,11 @@ class _Parser:
             if s.startswith("-> #"):
                 b.new_section("lockdep chain")
                 return
-            m2 = _INLINE_FRAME_RE.match(body)
-            if m2 is not None:
-                b.cur_frames.append(_norm_func(m2.group(1)))
-                return
+            if s[-8:] == "[inline]":
+                m2 = _INLINE_FRAME_RE.match(body)
+                if m2 is not None:
+                    b.cur_frames.append(_norm_func(m2.group(1)))
+                    return
             if b.kind == "LOCKDEP" and b.at_func is None and ", at: " in body:
                 ma = _AT_RE.search(body)
                 if ma:
@@ -1051,10 +1125,17 @@ class _Parser:
         for b in list(self.open.values()):
             # A report still open at the end of the log is truncated unless
             # it ended in a way that needs no marker.
-            truncated = not b.tail
-            self.close(b, truncated)
+            self.close(b, not _complete(b))
         self.done.sort(key=lambda r: (r.first_line))
         return self.done
+
+
+def _complete(b: _Builder) -> bool:
+    """Did report b reach its end, for a report closed by something else?"""
+    if b.tail:
+        return True
+    # Stacks of old kernels have no </TASK>: the next header ends them.
+    return b.stack_started and not b.task_open and not b.end_trace and not b.sep
 
 
 def _dma_kind(msg: str) -> str:
@@ -1064,35 +1145,35 @@ def _dma_kind(msg: str) -> str:
 def parse(text: str) -> list[Report]:
     """Parse console text and return its reports in log order."""
     p = _Parser()
-    prefix_match = _PREFIX_RE.match
     starts = _START_PREFIXES
     open_ = p.open
-    lineno = 0
-    for line in text.split("\n"):
-        lineno += 1
-        if not line:
-            b = open_.get(None) if open_ else None
-            if b is not None:
-                p.feed(b, "")
-            continue
-        if line[-1] == "\r":
-            line = line[:-1]
-            if not line:
+    split_prefix = _split_prefix
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not open_ and p.nmi_sink is None:
+            # Fast path, no report open: only a header line matters.  The
+            # body of "[ ts][ tag] body" starts after the last "] " of the
+            # prefix; header lines have no "] " of their own before that.
+            k = line.find("] ", 0, 40)
+            if not line.startswith(starts, k + 2 if k >= 0 else 0) and not (
+                    k < 0 and line[:1] == "<"):
                 continue
-        c = line[0]
-        ts = ctx = None
-        if c == "[" or c == "<":
-            m = prefix_match(line)
-            end = m.end()
-            if end:
-                ts, ctx = m.group(1), m.group(2)
-                if ts is not None or ctx is not None or c == "<":
-                    line = line[end:]
-                    if not line:
-                        continue
-        if not open_ and p.nmi_sink is None and not line.startswith(starts):
+        if line[-1:] == "\r":
+            line = line[:-1]
+        # Inline the commonest prefix, "[   12.345678] body"; else the helper.
+        k = line.find("] ", 8, 20)
+        if k > 7 and line[0] == "[" and line[k - 7] == "." and line[1] != "<":
+            ts, ctx, body = line[1:k], None, line[k + 2:]
+        else:
+            ts, ctx, body = split_prefix(line)
+        if body.startswith(starts):
+            p.line(lineno, ts, ctx, body)
             continue
-        p.line(lineno, ts, ctx, line)
+        b = open_.get(ctx) if open_ else None
+        if b is None:
+            b = p.nmi_sink
+            if b is None or ctx is None or ctx[0] != "C":
+                continue
+        p.feed(b, body)
     return p.finish()
 
 

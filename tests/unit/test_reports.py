@@ -501,6 +501,92 @@ class Titles(unittest.TestCase):
                                    "uvc_status_complete"])
         self.assertEqual(r.title, "KASAN: slab-out-of-bounds Read in uvc_status_complete")
 
+    def test_newer_warning_header_format(self):
+        r = self.one(tagged([
+            "WARNING: drivers/media/usb/uvc/uvc_v4l2.c:650 at uvc_v4l2_release+0x1a2/0x210 [uvcvideo], CPU#0: agent/245",
+            "Call Trace:",
+            " <TASK>",
+            " v4l2_release+0x21d/0x2c0 [videodev]",
+            " </TASK>",
+            "---[ end trace 0000000000000000 ]---",
+        ]))
+        self.assertEqual(r.title, "WARNING in uvc_v4l2_release")
+
+    def test_reboot_ends_a_report_cut_short(self):
+        reps = parse(tagged([
+            "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+            "RIP: 0010:uvc_v4l2_poll+0x3d/0xb0 [uvcvideo]",
+            "Call Trace:",
+            " <TASK>",
+            " v4l2_poll+0x15e/0x270 [videodev]",
+        ]) + "Booting the kernel.\n" + tagged([
+            "Linux version 6.1.0-dmaharness #1 SMP PREEMPT_DYNAMIC",
+            "usb 1-1: new high-speed USB device number 2 using xhci_hcd",
+            " not_a_frame_of_the_oops+0x1/0x2",
+        ], start=0.0))
+        self.assertEqual(titles(reps), ["BUG: kernel NULL pointer dereference in uvc_v4l2_poll"])
+        self.assertTrue(reps[0].truncated)
+        self.assertEqual(reps[0].stack, ["uvc_v4l2_poll", "v4l2_poll"])
+        self.assertEqual(len(reps[0].raw), 5)
+
+    def test_report_interrupted_by_another_is_truncated(self):
+        reps = parse(tagged([
+            "------------[ cut here ]------------",
+            "WARNING: CPU: 0 PID: 245 at drivers/media/usb/uvc/uvc_v4l2.c:650 uvc_v4l2_release+0x1a2/0x210 [uvcvideo]",
+            "Call Trace:",
+            " <TASK>",
+            " v4l2_release+0x21d/0x2c0 [videodev]",
+            "==================================================================",
+            "BUG: KASAN: use-after-free in uvc_status_stop+0x2d/0x90 [uvcvideo]",
+            "Write of size 1 at addr ffff88800a3c4e20 by task stress-agent/245",
+            "==================================================================",
+        ]))
+        self.assertEqual(titles(reps), ["WARNING in uvc_v4l2_release",
+                                        "KASAN: use-after-free Write in uvc_status_stop"])
+        self.assertEqual([r.truncated for r in reps], [True, False])
+        # The banner went to the KASAN report, not to the warning.
+        self.assertTrue(reps[1].raw[0].startswith("====="))
+        self.assertFalse(reps[0].raw[-1].startswith("====="))
+
+    def test_old_kernel_reports_back_to_back_are_complete(self):
+        reps = parse(tagged([
+            "INFO: task stress-agent:245 blocked for more than 120 seconds.",
+            "Call Trace:",
+            " [<ffffffff81e3c4f4>] __schedule+0x8f4/0x2590",
+            " [<ffffffffa0123456>] uvc_v4l2_release+0x4e/0x210 [uvcvideo]",
+            "INFO: task kworker/1:2:88 blocked for more than 120 seconds.",
+            "Call Trace:",
+            " [<ffffffff81e3c4f4>] __schedule+0x8f4/0x2590",
+            " [<ffffffffa0123456>] uvc_ctrl_status_event_work+0x9a/0x1c0 [uvcvideo]",
+        ]))
+        self.assertEqual(titles(reps), ["INFO: task hung in uvc_v4l2_release",
+                                        "INFO: task hung in uvc_ctrl_status_event_work"])
+        self.assertEqual([r.truncated for r in reps], [False, False])
+
+    def test_rcu_stall_waits_for_the_nmi_backtrace(self):
+        # The detecting CPU's own stack ends with </TASK> before the stalled
+        # CPU answers the NMI: the report must go on until that answer.
+        text = "\n".join([
+            "[ 90.1][    C0] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
+            "[ 90.1][    C0] Sending NMI from CPU 0 to CPUs 1:",
+            "[ 90.1][    C0] CPU: 0 PID: 0 Comm: swapper/0 Not tainted 6.1.0 #1",
+            "[ 90.1][    C0] Call Trace:",
+            "[ 90.1][    C0]  <TASK>",
+            "[ 90.1][    C0]  default_idle+0xf/0x20",
+            "[ 90.1][    C0]  </TASK>",
+            "[ 90.1][    C1] NMI backtrace for cpu 1",
+            "[ 90.1][    C1] RIP: 0010:uvc_status_wait_loop+0x44/0x90 [uvcvideo]",
+            "[ 90.1][    C1] Call Trace:",
+            "[ 90.1][    C1]  <TASK>",
+            "[ 90.1][    C1]  uvc_status_stop+0x5a/0x90 [uvcvideo]",
+            "[ 90.1][    C1]  </TASK>",
+            "[ 90.2][    C1] usb 1-1: status event",
+        ])
+        reps = parse(text)
+        self.assertEqual(titles(reps), ["INFO: rcu detected stall in uvc_status_wait_loop"])
+        self.assertEqual(reps[0].raw[-1], " </TASK>")
+        self.assertFalse(reps[0].truncated)
+
     def test_not_reports(self):
         text = tagged([
             "WARNING: The mand mount option has been deprecated",
