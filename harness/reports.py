@@ -147,6 +147,8 @@ _DIGITS = frozenset("0123456789")
 
 def _split_prefix(line: str) -> tuple[Optional[str], Optional[str], str]:
     """Return (timestamp text, caller tag, body) of one console line."""
+    if line[:1] == "<" and line[2:3] == ">" and line[1:2].isdigit():
+        line = line[3:]  # syslog level
     # Common forms first: "[   12.345678] body" and "[   12.345678][    T1] body".
     if line[:1] == "[":
         k = line.find("]", 1, 24)
@@ -206,8 +208,10 @@ def _split_prefix_slow(line: str) -> tuple[Optional[str], Optional[str], str]:
 # --------------------------------------------------------------------------
 # Frames
 
+# A reliable frame; group 1 is the function without .isra.0/.cold suffixes.
+# Questionable frames (" ? foo+0x1/0x2") deliberately do not match.
 _FRAME_RE = re.compile(
-    r"\s+(?:\[<[0-9a-fx]+>\]\s+)?(\?\s+)?([A-Za-z_$][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+"
+    r"\s+(?:\[<[0-9a-fx]+>\]\s+)?([A-Za-z_$][\w$]*)[\w.$]*\+0x[0-9a-f]+/0x[0-9a-f]+"
 )
 _INLINE_FRAME_RE = re.compile(r"\s+([A-Za-z_$][\w.$]*) \S+\.[chS]:\d+(?::\d+)? \[inline\]")
 _RIP_RE = re.compile(r"(?:RIP|EIP|IP|pc|PC is at):? (?:(00\d\d):)?(?:\[<[0-9a-f]+>\] )?([A-Za-z_$][\w.$]*)\+0x")
@@ -843,6 +847,15 @@ _REG_PREFIXES = (
     "Dumping ftrace buffer", "---[ end Kernel panic",
 )
 
+_AUX_SECTIONS = (
+    "Allocated by task", "Freed by task", "Mapped at", "Uninit was created at",
+    "Uninit was stored to memory at", "Local variable",
+    "Last potentially related work creation",
+    "Second to last potentially related work creation",
+)
+_FEED_FIRST = frozenset("-RWNEIpP")
+_RIP_PREFIXES = ("RIP: ", "EIP: ", "IP: ", "pc : ", "PC is at ")
+
 _SECTION_PREFIXES = (
     "Call Trace:", "Call trace:", "Allocated by task", "Freed by task",
     "Last potentially related work creation:",
@@ -989,13 +1002,11 @@ class _Parser:
         if c == " " or c == "\t":
             if b.tail and b.sections[b.cur][0] != "Mapped at":
                 return
-            if "+0x" in body:
-                m = _FRAME_RE.match(body)
-                if m is not None:
-                    if m.group(1) is None:
-                        b.cur_frames.append(_norm_func(m.group(2)))
-                        b.stack_started = True
-                    return
+            m = _FRAME_RE.match(body)
+            if m is not None:
+                b.cur_frames.append(m.group(1))
+                b.stack_started = True
+                return
             s = body.strip()
             if s in _STACK_MARKERS:
                 if s[1] == "/" and s != "</TASK>" or s == "<EOI>":
@@ -1038,71 +1049,72 @@ class _Parser:
             b.raw.pop()
             self.close(b)
             return
-        if b.stack_started and not b.task_open and not b.end_trace and not b.sep \
+        if not b.task_open and b.stack_started and not b.end_trace and not b.sep \
                 and b.sections[b.cur][0] in ("Call Trace", "backtrace", "NMI backtrace") \
                 and not body.startswith(_REG_PREFIXES):
             # Old kernels without <TASK> markers: the stack ended.
             b.raw.pop()
             self.close(b)
             return
-        if body.startswith(_SECTION_PREFIXES):
-            if body.startswith("---[ end trace"):
-                if b.end_trace or b.kind in ("DMA-API", "DETECTOR"):
-                    b.tail = True
-                    b.new_section("tail")
-                else:
-                    self.close(b)
-                return
+        if body[-1:] == ":":
+            # Headings of stacks: "Call Trace:", "Allocated by task 1:", ...
             if body.startswith(("Call Trace:", "Call trace:")):
                 b.new_section("Call Trace")
-                return
-            if body.startswith("Sending NMI from CPU"):
+            elif body.startswith("stack backtrace:"):
+                pass
+            elif body.startswith(_AUX_SECTIONS):
+                for p in _AUX_SECTIONS:
+                    if body.startswith(p):
+                        b.new_section(p)
+                        break
+            elif body.startswith("Sending NMI from CPU"):
                 b.nmi_sent = True
                 if b.kind == "RCU":
                     self.nmi_sink = b
-                return
-            if body.startswith("NMI backtrace for cpu"):
-                b.nmi_seen = True
-                b.new_section("NMI backtrace")
-                return
-            if body.startswith("stack backtrace:"):
-                return
-            for p in ("Allocated by task", "Freed by task", "Mapped at", "Uninit was created at",
-                      "Uninit was stored to memory at", "Local variable",
-                      "Last potentially related work creation",
-                      "Second to last potentially related work creation"):
-                if body.startswith(p):
-                    b.new_section(p)
-                    return
+            elif body.startswith("-> #"):
+                b.new_section("lockdep chain")
+            else:
+                b.new_section(_normalize_text(body[:-1]))
             return
         c0 = body[:1]
-        if c0 == "R" or c0 == "E" or c0 == "I" or c0 == "p" or c0 == "P":
-            m = _RIP_RE.match(body)
-            if m is not None and m.group(1) != "0033":
-                name = _norm_func(m.group(2))
-                if b.sections[b.cur][0] == "Call Trace" and b.stack_started:
-                    b.cur_frames.append(name)
-                elif b.pending_rip is None:
-                    b.pending_rip = name
+        if c0 in _FEED_FIRST:
+            if c0 == "-":
+                if body.startswith("---[ end trace"):
+                    if b.end_trace or b.message is not None:
+                        b.tail = True
+                        b.new_section("tail")
+                    else:
+                        self.close(b)
+                elif body.startswith("---[ end Kernel panic"):
+                    self.close(b)
+                elif body.startswith("-> #"):
+                    b.new_section("lockdep chain")
                 return
-        if b.kind == "LOCKDEP":
-            if body.startswith("-> #"):
-                b.new_section("lockdep chain")
+            if c0 == "R" and body[1:2] == "e" or c0 == "W":
+                if b.access is None:
+                    if body.startswith(("Read of size", "Read at addr")):
+                        b.access = "Read"
+                    elif body.startswith(("Write of size", "Write at addr")):
+                        b.access = "Write"
                 return
-            if b.at_func is None and ", at: " in body:
-                ma = _AT_RE.search(body)
-                if ma:
-                    b.at_func = _norm_func(ma.group(1))
+            if c0 == "N":
+                if body.startswith("NMI backtrace for cpu"):
+                    b.nmi_seen = True
+                    b.new_section("NMI backtrace")
                 return
-        if c0 == "R" and body.startswith(("Read of size", "Read at addr")) and b.access is None:
-            b.access = "Read"
-        elif c0 == "W" and body.startswith(("Write of size", "Write at addr")) and b.access is None:
-            b.access = "Write"
-        elif c0 == "-" and body.startswith("---[ end Kernel panic"):
-            self.close(b)
-        elif body[-1:] == ":":
-            # "Allocated by task 1:"-like headings of further stacks.
-            b.new_section(_normalize_text(body[:-1]))
+            if body.startswith(_RIP_PREFIXES):
+                m = _RIP_RE.match(body)
+                if m is not None and m.group(1) != "0033":
+                    name = _norm_func(m.group(2))
+                    if b.stack_started and b.sections[b.cur][0] == "Call Trace":
+                        b.cur_frames.append(name)
+                    elif b.pending_rip is None:
+                        b.pending_rip = name
+                return
+        if b.kind == "LOCKDEP" and b.at_func is None and ", at: " in body:
+            ma = _AT_RE.search(body)
+            if ma:
+                b.at_func = _norm_func(ma.group(1))
 
     def line(self, lineno: int, ts: Optional[str], ctx: Optional[str], body: str) -> None:
         b = self.open.get(ctx)
@@ -1148,6 +1160,9 @@ def parse(text: str) -> list[Report]:
     starts = _START_PREFIXES
     open_ = p.open
     split_prefix = _split_prefix
+    feed = p.feed
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
     for lineno, line in enumerate(text.split("\n"), 1):
         if not open_ and p.nmi_sink is None:
             # Fast path, no report open: only a header line matters.  The
@@ -1157,8 +1172,6 @@ def parse(text: str) -> list[Report]:
             if not line.startswith(starts, k + 2 if k >= 0 else 0) and not (
                     k < 0 and line[:1] == "<"):
                 continue
-        if line[-1:] == "\r":
-            line = line[:-1]
         # Inline the commonest prefix, "[   12.345678] body"; else the helper.
         k = line.find("] ", 8, 20)
         if k > 7 and line[0] == "[" and line[k - 7] == "." and line[1] != "<":
@@ -1173,7 +1186,7 @@ def parse(text: str) -> list[Report]:
             b = p.nmi_sink
             if b is None or ctx is None or ctx[0] != "C":
                 continue
-        p.feed(b, body)
+        feed(b, body)
     return p.finish()
 
 
