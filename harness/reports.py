@@ -169,12 +169,9 @@ def _split_prefix(line: str) -> tuple[Optional[str], Optional[str], str]:
 
 
 def _split_prefix_slow(line: str) -> tuple[Optional[str], Optional[str], str]:
-    """Return (timestamp text, caller tag, body) of one console line.
-
-    Handles ``<4>`` syslog levels, ``[   12.345678]`` timestamps and
-    ``[    T1]`` / ``[  C0]`` caller tags, each optional.  Written without a
-    regex: this runs on every line of a report.
-    """
+    """The general case of _split_prefix: ``<4>`` syslog levels,
+    ``[   12.345678]`` timestamps of any width and ``[    T1]`` / ``[  C0]``
+    caller tags, each optional, in that order."""
     ts = ctx = None
     i = 0
     if line[:1] == "<":
@@ -527,10 +524,10 @@ class _Builder:
 
     __slots__ = (
         "kind", "base_title", "header_func", "access", "message", "raw",
-        "first_line", "header_line", "ts", "ctx", "sections", "cur",
+        "first_line", "ts", "ctx", "sections", "cur", "sanitizer",
         "cur_frames", "pending_rip", "end_trace", "tail", "task_open",
         "stack_started", "at_func", "nmi_sent", "nmi_seen", "warn_header",
-        "dma_file", "closed", "panic_msg", "rip_first", "sep",
+        "closed", "panic_msg", "rip_first", "sep",
     )
 
     def __init__(self, kind: str, base_title: str, lineno: int, ts: Optional[str],
@@ -542,7 +539,6 @@ class _Builder:
         self.message: Optional[str] = None
         self.raw: list[str] = []
         self.first_line = lineno
-        self.header_line = lineno
         self.ts = ts
         self.ctx = ctx
         self.sections: list[tuple[str, list[str]]] = [("", [])]
@@ -557,11 +553,13 @@ class _Builder:
         self.nmi_sent = False
         self.nmi_seen = False
         self.warn_header = False
-        self.dma_file = False
         self.closed = False
         self.panic_msg: Optional[str] = None
         self.rip_first: set[int] = set()  # ids of sections that start with a RIP
         self.sep = kind in _SEP_KINDS  # ends at a ===== line (sanitizers)
+        # "KASAN"/"KMSAN"/"KFENCE" when the header is a sanitizer's: titles
+        # read "<sanitizer>: <bug type> [Read|Write]".
+        self.sanitizer: Optional[str] = None
 
     # -- sections -------------------------------------------------------
     def new_section(self, name: str) -> None:
@@ -593,6 +591,10 @@ class _Builder:
                 return fr
         for name, fr in secs:
             if fr and name in ("", "NMI backtrace", "backtrace"):
+                return fr
+        for name, fr in secs:
+            # KFENCE: "Out-of-bounds read at 0x... (1B right of kfence-#12):"
+            if fr and name not in _NOT_PRIMARY and not name.startswith(_AUX_SECTIONS):
                 return fr
         if self.pending_rip:
             return [self.pending_rip]
@@ -649,13 +651,11 @@ def _finish(b: _Builder, truncated: bool) -> Report:
 
     # Title.
     base = b.base_title
-    if kind == "KASAN" or kind == "DETECTOR" and b.access is not None:
+    if b.sanitizer == "KASAN":
         base = "KASAN: " + b.base_title + (" " + b.access if b.access else "")
-    elif kind == "KMSAN":
-        base = "KMSAN: " + b.base_title
-    elif kind == "KFENCE":
-        base = "KFENCE: " + b.base_title
-    elif kind in ("DMA-API", "DETECTOR") and b.message is not None:
+    elif b.sanitizer is not None:
+        base = b.sanitizer + ": " + b.base_title
+    elif b.message is not None:
         base = "DMA-API: " + _dma_short(b.message)
     if kind == "PANIC":
         title = base
@@ -853,18 +853,9 @@ _AUX_SECTIONS = (
     "Last potentially related work creation",
     "Second to last potentially related work creation",
 )
+_NOT_PRIMARY = frozenset(["lockdep chain", "tail", "?"])
 _FEED_FIRST = frozenset("-RWNEIpP")
 _RIP_PREFIXES = ("RIP: ", "EIP: ", "IP: ", "pc : ", "PC is at ")
-
-_SECTION_PREFIXES = (
-    "Call Trace:", "Call trace:", "Allocated by task", "Freed by task",
-    "Last potentially related work creation:",
-    "Second to last potentially related work creation:",
-    "Uninit was created at:", "Uninit was stored to memory at:",
-    "Local variable ", "Mapped at:", "NMI backtrace for cpu", "Sending NMI from CPU",
-    "---[ end trace", "stack backtrace:",
-)
-
 
 class _Parser:
     def __init__(self) -> None:
@@ -894,6 +885,8 @@ class _Parser:
             b.first_line = pre[0]
             del self.pre[ctx]
         b.raw.append(body)
+        if body.startswith(("BUG: KASAN: ", "BUG: KMSAN: ", "BUG: KFENCE: ")):
+            b.sanitizer = body[5:body.index(":", 5)]
         if kind in ("BUG", "GPF", "OOPS", "WARNING", "DMA-API") and (
                 kind != "BUG" or title in _OOPS_TITLES):
             b.end_trace = True
@@ -901,7 +894,6 @@ class _Parser:
             b.kind = "BUG"
         if kind == "DMA-API":
             b.warn_header = True
-            b.dma_file = True
         if kind == "WARNING":
             b.warn_header = True
         if kind == "PANIC":
@@ -959,7 +951,6 @@ class _Parser:
             b.message = msg
             b.end_trace = False   # until a WARNING header joins it
             b.warn_header = False
-            b.dma_file = False
             b.sep = False
             return
         if kind == "DMA-API" or kind == "WARNING":
@@ -970,7 +961,6 @@ class _Parser:
                 cur.warn_header = True
                 cur.end_trace = True
                 cur.header_func = func
-                cur.header_line = lineno
                 return
         if kind == "OOPS" and cur is not None and not cur.tail and cur.kind in ("BUG", "GPF") \
                 and cur.end_trace and len(cur.raw) <= 8:

@@ -239,6 +239,31 @@ class Titles(unittest.TestCase):
         self.assertIsNone(r.guilty_frame)
         self.assertTrue(r.truncated)
 
+    def test_truncated_dma_owned_keeps_the_kasan_title_shape(self):
+        r = self.one("BUG: KASAN: dma-owned in uvc_status_stop+0x2d/0x90 [uvcvideo]\n")
+        self.assertEqual((r.kind, r.title), ("DETECTOR", "KASAN: dma-owned in uvc_status_stop"))
+        self.assertTrue(r.truncated)
+
+    def test_kfence_stack_under_its_own_heading(self):
+        r = self.one(tagged([
+            "==================================================================",
+            "BUG: KFENCE: out-of-bounds write in uvc_parse_format+0x4a1/0x5c0 [uvcvideo]",
+            "",
+            "Out-of-bounds write at 0x00000000b1c2d3e4 (16B right of kfence-#42):",
+            " uvc_parse_format+0x4a1/0x5c0 [uvcvideo]",
+            " uvc_parse_streaming+0x8d2/0xe90 [uvcvideo]",
+            "",
+            "kfence-#42: 0x00000000a1b2c3d4-0x00000000c3d4e5f6, size=64, cache=kmalloc-64",
+            "",
+            "allocated by task 33 on cpu 1 at 3.214s:",
+            " __kmalloc+0x11c/0x3a0",
+            " uvc_parse_streaming+0x211/0xe90 [uvcvideo]",
+            "==================================================================",
+        ]))
+        self.assertEqual((r.kind, r.title), ("KFENCE", "KFENCE: out-of-bounds write in uvc_parse_format"))
+        self.assertEqual(r.stack, ["uvc_parse_format", "uvc_parse_streaming"])
+        self.assertFalse(r.truncated)
+
     def test_kmsan_stack_without_call_trace_marker(self):
         r = self.one(tagged([
             "=====================================================",
