@@ -164,6 +164,9 @@ def _split_prefix(line: str) -> tuple[Optional[str], Optional[str], str]:
                         return line[1:k], tag, line[k2 + 2:]
                     return line[1:k], tag, line[k2 + 1:]
     elif line[:1] != "<":
+        k = line.find(" login: [", 0, 80)
+        if k > 0:  # a login prompt without a newline, then kernel output
+            return _split_prefix_slow(line[k + 8:])
         return None, None, line
     return _split_prefix_slow(line)
 
@@ -284,6 +287,8 @@ _SKIP_EXACT = frozenset("""
     down_trylock down_read_trylock down_write_trylock
     do_raw_spin_lock do_raw_spin_unlock queued_spin_lock_slowpath
     native_queued_spin_lock_slowpath osq_lock osq_unlock
+    iput dput insert_work __queue_work queue_work_on queue_delayed_work_on
+    __queue_delayed_work lock_timer_base mark_held_locks print_lock
     kfree kvfree kfree_sensitive kmem_cache_free slab_free kmalloc
     kzalloc kcalloc krealloc kvmalloc kvzalloc kvmalloc_node
     kmalloc_trace kmalloc_node_trace kmalloc_large kmalloc_node
@@ -346,6 +351,47 @@ _SKIP_PREFIXES = (
     "__might_", "__sysvec_", "sysvec_", "asm_sysvec_", "asm_exc_",
     "__x86_indirect_thunk", "__x86_return_thunk",
     "__pfx_",
+    # Generic library code a bug passes through rather than lives in.
+    "kobject_", "sysfs_", "debug_object", "debug_print_object", "debug_check_no_",
+    "rb_", "__rb_", "rhashtable_", "__rhashtable_", "refcount_", "__refcount_",
+    "kref_", "_atomic_dec_and_lock", "atomic_dec_and_", "perf_trace_", "__seqprop",
+    "skb_panic", "skb_over_panic", "skb_under_panic", "copy_from_iter", "copy_to_iter",
+    "_copy_from_iter", "_copy_to_iter", "copy_page_from_iter", "copy_page_to_iter",
+    "iov_iter_", "__list_", "list_", "hlist_", "__hlist_", "xa_", "xas_", "__xa_",
+    "idr_", "ida_",
+    # Stall and lockup reporting.
+    "rcu_dump_cpu_stacks", "print_cpu_stall", "check_cpu_stall", "rcu_pending",
+    "rcu_sched_clock_irq", "update_process_times", "tick_sched", "tick_nohz_",
+    "tick_periodic", "tick_handle_periodic", "watchdog_timer_fn", "sched_show_task",
+    "show_regs", "dump_cpu_task", "trigger_single_cpu", "trigger_all_cpu",
+    "arch_trigger_", "nmi_", "lock_is_held",
+    "check_preemption_disabled", "debug_smp_processor_id", "__this_cpu_preempt_check",
+    "__schedule_bug", "bad_page", "spin_dump", "spin_bug", "rwlock_bug", "do_raw_",
+    # Older kernels' WARN path, fault injection, lockdep internals.
+    "fixup_bug", "do_invalid_op", "invalid_op", "warn_alloc", "usercopy_warn",
+    "should_fail", "register_lock_class", "look_up_lock_class", "hlock_class",
+    "__debug_object", "slab_free", "___might_sleep", "warn_bogus_irq_restore",
+    "check_memory_region", "__hwasan_", "hwasan_", "__read_once", "dump_backtrace",
+    # printk, string formatting, hex dumps.
+    "vprintk", "printk", "hex_string", "string_nocheck", "widen_string",
+    "hex_dump", "print_hex_dump", "format_decode",
+    # Wait queues, work, timers, kthreads, device model: where a bug is found,
+    # not where it is.
+    "__wake_up", "wake_up_", "finish_wait", "prepare_to_wait", "mutex_",
+    "task_blocks_on_rt_mutex", "flush_work", "__flush_work", "flush_workqueue",
+    "__flush_workqueue", "cancel_work", "cancel_delayed_work", "__cancel_work",
+    "drain_workqueue", "destroy_workqueue", "kthread_stop", "device_del",
+    "device_unregister", "device_remove_file", "device_release", "device_destroy",
+    "device_add", "devres_release", "dpm_sysfs_", "put_device", "add_uevent_var",
+    "klist_", "kill_fasync",
+    # skb, fortify, physical addresses, pages, atomics and bitops, checksums.
+    "skb_put", "kfree_skb", "consume_skb", "fortify_panic", "__fortify",
+    "__virt_to_phys", "__phys_addr", "alloc_page", "free_unref", "free_large_kmalloc",
+    "__set_page_owner", "__free_pages", "free_pages", "memdup_user", "atomic_",
+    "atomic64_", "arch_atomic", "raw_atomic", "test_and_", "set_bit", "clear_bit",
+    "__set_bit", "__clear_bit", "test_bit", "crc", "__crc", "assertfail",
+    "ref_tracker", "__check_heap_object", "cleanup_srcu_struct", "find_lock_entries",
+    "drop_nlink", "do_init_module", "simple_copy_to_iter",
 )
 
 # Host-controller drivers: plumbing for DMA-API titles only (their own
@@ -473,7 +519,7 @@ def _dma_short(msg: str) -> str:
 
 
 _WARN_CPU_RE = re.compile(r"WARNING: CPU: \d+ PID: \d+ at (\S+) (.*)")
-_WARN_AT_RE = re.compile(r"WARNING: (?:at )?(\S+:\d+)(?: at)? (.*)")
+_WARN_AT_RE = re.compile(r"WARNING: (?:\[.*?\] )?(?:at )?(\S+:\d+)(?: at)? (.*)")
 
 _LOCKDEP_WARNINGS = (
     ("WARNING: possible circular locking dependency detected", "possible deadlock"),
@@ -500,7 +546,7 @@ _LOCKDEP_WARNINGS = (
 )
 _LOCK_ORDER_RE = re.compile(r"WARNING: \S+-safe -> \S+-unsafe lock order detected")
 
-_SEP_KINDS = frozenset(["KASAN", "KMSAN", "KFENCE", "UBSAN", "DETECTOR"])
+_SEP_KINDS = frozenset(["KASAN", "KMSAN", "KFENCE", "KCSAN", "UBSAN", "DETECTOR"])
 _OOPS_TITLES = frozenset([
     "BUG: unable to handle page fault", "BUG: kernel NULL pointer dereference",
     "kernel BUG", "invalid opcode", "Oops", "divide error",
@@ -512,7 +558,7 @@ _START_PREFIXES = (
     "general protection fault", "kernel BUG at ", "invalid opcode: ", "Oops: ",
     "unreferenced object 0x", "rcu: INFO: ", "watchdog: BUG: soft lockup",
     "divide error: ", "------------[ cut here ]", "=====", "Linux version ",
-    "Booting the kernel",
+    "Booting the kernel", "Unable to handle kernel ", "NMI watchdog: BUG: soft lockup",
 )
 
 _MAX_REPORT_LINES = 2000  # a report that never ends stops swallowing the log here
@@ -657,8 +703,8 @@ def _finish(b: _Builder, truncated: bool) -> Report:
         base = b.sanitizer + ": " + b.base_title
     elif b.message is not None:
         base = "DMA-API: " + _dma_short(b.message)
-    if kind == "PANIC":
-        title = base
+    if kind == "PANIC" or kind == "KCSAN":
+        title = base  # the header names its functions already
     elif guilty is None:
         title = base
     else:
@@ -718,23 +764,21 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
         for prefix, title in _LOCKDEP_WARNINGS:
             if body.startswith(prefix):
                 return "LOCKDEP", title, None
+        if body.startswith("BUG: using ") and " in preemptible " in body:
+            return "BUG", body[:body.index(" in preemptible ")] + " in preemptible code", None
+        if body.endswith("still has locks held!"):
+            return "LOCKDEP", "BUG: still has locks held", None
+        if body.startswith("BUG: KCSAN: "):
+            return "KCSAN", body[12:].strip(), None
         if body.startswith("BUG: "):
-            text = body[5:]
-            for sep in (" - ", ", ", ": ", " at ", " for "):
-                i = text.find(sep)
-                if i > 0:
-                    text = text[:i]
-            text = _normalize_text(text).rstrip("!.:")
+            text = _bug_text(body[5:])
             if not text:
                 return None
             return "BUG", "BUG: " + text, None
         return None
     if c == "W":
-        if body.startswith("WARNING: CPU: ") or body.startswith("WARNING: at ") or (
-                ":" in body[9:body.find(" ", 9)] and " at " in body):
-            m = _WARN_CPU_RE.match(body) or _WARN_AT_RE.match(body)
-            if not m:
-                return None
+        m = _WARN_CPU_RE.match(body) or (" at " in body and _WARN_AT_RE.match(body))
+        if m:
             mf = _HEADER_FUNC_RE.search(m.group(2))
             func = _norm_func(mf.group(1)) if mf else None
             kind = "DMA-API" if m.group(1).startswith("kernel/dma/debug.c") else "WARNING"
@@ -744,11 +788,13 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
                 return "LOCKDEP", title, None
         if _LOCK_ORDER_RE.match(body):
             return "LOCKDEP", "possible deadlock", None
+        if body.endswith("still has locks held!"):
+            return "LOCKDEP", "WARNING: still has locks held", None
         if body.startswith("watchdog: BUG: soft lockup"):
             return "SOFTLOCKUP", "BUG: soft lockup", None
         return None
     if c == "I":
-        if body.startswith("INFO: task ") and " blocked for more than " in body:
+        if body.startswith("INFO: task ") and " blocked " in body and " for more than " in body:
             return "HUNG", "INFO: task hung", None
         if body.startswith("INFO: rcu_") and ("detected stall" in body or "detected expedited stall" in body):
             return "RCU", "INFO: rcu detected stall", None
@@ -765,6 +811,10 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
             return "SOFTLOCKUP", "BUG: soft lockup", None
         return None
     if c == "U":
+        if body.startswith("Unable to handle kernel NULL pointer dereference"):
+            return "BUG", "BUG: kernel NULL pointer dereference", None
+        if body.startswith("Unable to handle kernel "):  # arm64
+            return "BUG", "BUG: unable to handle page fault", None
         if body.startswith("UBSAN: "):
             rest = body[7:]
             if rest.startswith("Undefined behaviour in"):
@@ -783,6 +833,10 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
     if c == "L":
         if body.startswith("Linux version "):
             return "REBOOT", "", None
+        return None
+    if c == "N":
+        if body.startswith("NMI watchdog: BUG: soft lockup"):
+            return "SOFTLOCKUP", "BUG: soft lockup", None
         return None
     if c == "g":
         if body.startswith("general protection fault") and " ip:" not in body:
@@ -821,6 +875,21 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
     return None
 
 
+_BUG_TEXT_CUTS = (" - ", ", ", ": ", " at ", " for ", " in process ", " on CPU#", " [")
+_BUG_TEXT_NOISE = frozenset(":{(=#[")
+
+
+def _bug_text(text: str) -> str:
+    """'Bad rss-counter state mm:000 idx:1 val:2' -> 'Bad rss-counter state'."""
+    for sep in _BUG_TEXT_CUTS:
+        i = text.find(sep)
+        if i > 0:
+            text = text[:i]
+    words = [w for w in text.split()
+             if not (_BUG_TEXT_NOISE.intersection(w) or w[0].isdigit())]
+    return " ".join(words).rstrip("!.:")
+
+
 def _panic_title(body: str) -> tuple[str, str]:
     msg = body.partition(": ")[2] if ": " in body else ""
     msg = msg.strip()
@@ -828,7 +897,7 @@ def _panic_title(body: str) -> tuple[str, str]:
         short = "panic_on_warn set"
     else:
         short = msg
-        for cut in (" exitcode=", " [", " -- "):
+        for cut in (" exitcode=", " [", " -- ", " --- ", " in: "):
             i = short.find(cut)
             if i > 0:
                 short = short[:i]
@@ -885,7 +954,7 @@ class _Parser:
             b.first_line = pre[0]
             del self.pre[ctx]
         b.raw.append(body)
-        if body.startswith(("BUG: KASAN: ", "BUG: KMSAN: ", "BUG: KFENCE: ")):
+        if body.startswith(("BUG: KASAN: ", "BUG: KMSAN: ", "BUG: KFENCE: ", "BUG: KCSAN: ")):
             b.sanitizer = body[5:body.index(":", 5)]
         if kind in ("BUG", "GPF", "OOPS", "WARNING", "DMA-API") and (
                 kind != "BUG" or title in _OOPS_TITLES):
@@ -962,6 +1031,12 @@ class _Parser:
                 cur.end_trace = True
                 cur.header_func = func
                 return
+        if kind == "PANIC" and cur is not None and not cur.tail and not cur.sep \
+                and not cur.stack_started and cur.pending_rip is None and cur.kind != "PANIC":
+            # panic_on_warn and friends: the panic's stack is the report's.
+            cur.raw.append(body)
+            cur.panic_msg = _panic_title(body)[1]
+            return
         if kind == "OOPS" and cur is not None and not cur.tail and cur.kind in ("BUG", "GPF") \
                 and cur.end_trace and len(cur.raw) <= 8:
             cur.raw.append(body)
@@ -1108,6 +1183,8 @@ class _Parser:
 
     def line(self, lineno: int, ts: Optional[str], ctx: Optional[str], body: str) -> None:
         b = self.open.get(ctx)
+        if b is not None and ts is None and b.ts is not None:
+            return  # userspace output on a timestamped console
         if b is None and ctx is not None and ctx[0] == "C" and self.nmi_sink is not None:
             b = self.nmi_sink
         if body.startswith(_START_PREFIXES):
@@ -1176,6 +1253,8 @@ def parse(text: str) -> list[Report]:
             b = p.nmi_sink
             if b is None or ctx is None or ctx[0] != "C":
                 continue
+        elif ts is None and b.ts is not None:
+            continue  # userspace output on a timestamped console
         feed(b, body)
     return p.finish()
 
