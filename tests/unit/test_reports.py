@@ -612,6 +612,82 @@ class Titles(unittest.TestCase):
         self.assertEqual(reps[0].raw[-1], " </TASK>")
         self.assertFalse(reps[0].truncated)
 
+    def test_panic_on_warn_lends_its_stack_to_the_warning(self):
+        reps = parse(tagged([
+            "------------[ cut here ]------------",
+            "WARNING: CPU: 1 PID: 46 at drivers/media/usb/uvc/uvc_status.c:321 uvc_status_stop+0x13c/0x174 [uvcvideo]",
+            "Modules linked in: uvcvideo",
+            "Kernel panic - not syncing: kernel: panic_on_warn set ...",
+            "CPU: 1 PID: 46 Comm: kworker/1:1 Not tainted 6.1.0 #1",
+            "Call Trace:",
+            " <TASK>",
+            " dump_stack_lvl+0x5b/0x77",
+            " panic+0x2d6/0x5e0",
+            " check_panic_on_warn.cold+0x13/0x2b",
+            " __warn+0xe0/0x2f0",
+            " ? uvc_status_stop+0x13c/0x174 [uvcvideo]",
+            " report_bug+0x2c0/0x2f0",
+            " handle_bug+0x3c/0x70",
+            " exc_invalid_op+0x18/0x50",
+            " asm_exc_invalid_op+0x1a/0x20",
+            "RIP: 0010:uvc_status_stop+0x13c/0x174 [uvcvideo]",
+            " uvc_v4l2_release+0x1a2/0x210 [uvcvideo]",
+            " </TASK>",
+            "Kernel Offset: disabled",
+            "---[ end Kernel panic - not syncing: kernel: panic_on_warn set ... ]---",
+        ]))
+        self.assertEqual(titles(reps), ["WARNING in uvc_status_stop"])
+        self.assertEqual(reps[0].message, "kernel: panic_on_warn set ...")
+        self.assertEqual(reps[0].stack[-2:], ["uvc_status_stop", "uvc_v4l2_release"])
+        self.assertFalse(reps[0].truncated)
+
+    def test_userspace_lines_inside_a_timestamped_report_are_dropped(self):
+        reps = parse("\n".join([
+            "[   12.000000] INFO: task stress-agent:245 blocked for more than 120 seconds.",
+            "[   12.000001] Call Trace:",
+            "[   12.000002]  [<ffffffff81e3c4f4>] __schedule+0x8f4/0x2590",
+            "agent: cycle 3 of 4",
+            "[   12.000003]  [<ffffffffa0123456>] uvc_v4l2_release+0x4e/0x210 [uvcvideo]",
+            "[   12.000004] usb 1-1: status event",
+        ]))
+        self.assertEqual(titles(reps), ["INFO: task hung in uvc_v4l2_release"])
+        self.assertNotIn("agent: cycle 3 of 4", reps[0].raw)
+
+    def test_login_prompt_glued_to_a_kernel_line(self):
+        r = self.one("fake-guest login: [   35.184476] BUG: KASAN: use-after-free in uvc_status_stop+0x2d/0x90\n"
+                     "[   35.184477] Write of size 1 at addr ffff88800a3c4e20 by task a/1\n"
+                     "[   35.184478] ==================================================================\n")
+        self.assertEqual(r.title, "KASAN: use-after-free Write in uvc_status_stop")
+        self.assertAlmostEqual(r.timestamp, 35.184476)
+
+    def test_hung_task_in_io_wait_and_kcsan(self):
+        reps = parse(tagged([
+            "INFO: task udevd:5612 blocked in I/O wait for more than 143 seconds.",
+            "Call Trace:",
+            " <TASK>",
+            " io_schedule+0x1c/0xe0",
+            " uvc_query_ctrl+0x98/0x244 [uvcvideo]",
+            " </TASK>",
+            "==================================================================",
+            "BUG: KCSAN: data-race in uvc_status_complete / uvc_status_stop",
+            "",
+            "write to 0xffff88800a3c4e20 of 1 bytes by task 245 on cpu 1:",
+            " uvc_status_stop+0x2d/0x90 [uvcvideo]",
+            "==================================================================",
+        ]))
+        self.assertEqual(titles(reps), ["INFO: task hung in uvc_query_ctrl",
+                                        "KCSAN: data-race in uvc_status_complete / uvc_status_stop"])
+
+    def test_generic_bug_titles_drop_variable_parts(self):
+        reps = parse(tagged([
+            "BUG: Bad rss-counter state mm:00000000c0ffee00 type:MM_ANONPAGES val:1 Comm:agent Pid:245",
+            "BUG: spinlock lockup suspected on CPU#1, agent/245",
+            "BUG: scheduling while atomic: agent/245/0x00000002",
+        ]))
+        self.assertEqual([r.title.split(" in ")[0] for r in reps], [
+            "BUG: Bad rss-counter state", "BUG: spinlock lockup suspected",
+            "BUG: scheduling while atomic"])
+
     def test_not_reports(self):
         text = tagged([
             "WARNING: The mand mount option has been deprecated",
