@@ -87,7 +87,28 @@ JSON_VERSION = 1
 
 @dataclass
 class Report:
-    """One kernel report found in a console log."""
+    """One kernel report found in a console log.
+
+    kind          one of the kinds in the module docstring
+    title         syzkaller-style title, the folding key
+    guilty_frame  the function the title blames (None if no frame was seen)
+    stack         the report's main stack, innermost first: the ``RIP``
+                  function if one preceded the call trace, then the trace's
+                  reliable frames; names only (no offsets, modules,
+                  addresses, ``.isra.0``-like suffixes); ``? `` frames and
+                  ``<IRQ>``-like markers left out
+    raw           the report's lines with timestamps and caller tags removed
+                  (with caller tags, only lines of the report's own context)
+    first_line    1-based log line of raw[0] (the ``cut here`` or ``=====``
+                  banner when the report has one, else the header)
+    timestamp     seconds of the header line, None without timestamps
+    context       the caller tag (``T245``, ``C0``) or None
+    message       DMA-API/detector message, or the panic message
+    aux_stacks    further stacks by heading: "Allocated by task",
+                  "Freed by task", "Mapped at", "lockdep chain", ...
+    truncated     the report's end was not seen (log ended, machine
+                  rebooted, another report cut in)
+    """
 
     kind: str
     title: str
@@ -1239,10 +1260,19 @@ def parse(text: str) -> list[Report]:
             if not line.startswith(starts, k + 2 if k >= 0 else 0) and not (
                     k < 0 and line[:1] == "<"):
                 continue
-        # Inline the commonest prefix, "[   12.345678] body"; else the helper.
-        k = line.find("] ", 8, 20)
+        # Inline the commonest prefixes, "[   12.345678] body" and
+        # "[   12.345678][    T1] body"; anything else goes to the helper.
+        ctx = None
+        k = line.find("]", 8, 20)
         if k > 7 and line[0] == "[" and line[k - 7] == "." and line[1] != "<":
-            ts, ctx, body = line[1:k], None, line[k + 2:]
+            n = line[k + 1:k + 2]
+            if n == " ":
+                ts, body = line[1:k], line[k + 2:]
+            elif n == "[" and (k2 := line.find("] ", k + 2, k + 12)) > 0 \
+                    and line[k2 - 1] in _DIGITS:
+                ts, ctx, body = line[1:k], line[k + 2:k2].lstrip(), line[k2 + 2:]
+            else:
+                ts, ctx, body = split_prefix(line)
         else:
             ts, ctx, body = split_prefix(line)
         if body.startswith(starts):
