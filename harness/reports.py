@@ -1027,6 +1027,12 @@ class _Parser:
                 cur.message = msg
                 cur.kind = _dma_kind(msg)
                 return
+            if (m is not None and cur is not None and cur.message is not None
+                    and not cur.tail and not cur.stack_started and len(cur.raw) <= 8
+                    and cur.raw[-1].startswith(body[:m.end(2) + 1])):
+                # A message printed over several "DMA-API: drv dev: ..." lines.
+                cur.raw.append(body)
+                return
             pre = self.pre.get(ctx)
             near_pre = pre is not None and lineno - pre[0] <= 1
             if m is None and not near_pre:

@@ -395,6 +395,29 @@ class Titles(unittest.TestCase):
         ]))
         self.assertEqual((r.kind, r.title), ("DMA-API", "WARNING in uvc_free_urb_buffers"))
 
+    def test_detector_report_without_warn_ends_with_its_stack(self):
+        # A detector message over two lines, followed by dump_stack().
+        r = self.one(tagged([
+            "DMA-API: xhci_hcd 0000:00:04.0: mapping shares a cache line with CPU-owned data [offset=3600] [len=16]",
+            "DMA-API: xhci_hcd 0000:00:04.0: object kmalloc-8k size 8192, line size 128, DMA_FROM_DEVICE",
+            "CPU: 1 PID: 245 Comm: stress-agent Not tainted 6.1.0 #1",
+            "Call Trace:",
+            " <TASK>",
+            " dump_stack_lvl+0x5b/0x77",
+            " debug_dma_map_page+0x1a7/0x1f0",
+            " dma_map_page_attrs+0x1c3/0x440",
+            " usb_hcd_map_urb_for_dma+0x6a4/0x890",
+            " usb_hcd_submit_urb+0x183/0x11a0",
+            " usb_submit_urb+0x72a/0x1150",
+            " uvc_status_start+0x4f/0x70 [uvcvideo]",
+            " </TASK>",
+            "uvcvideo 1-1:1.0: status URB submitted",
+        ], ctx="T245"))
+        self.assertEqual((r.kind, r.title), (
+            "DETECTOR", "DMA-API: mapping shares a cache line with CPU-owned data in uvc_status_start"))
+        self.assertEqual(len(r.raw), 13)
+        self.assertFalse(r.truncated)
+
     def test_dma_api_informational_lines_are_not_reports(self):
         self.assertEqual(parse(tagged([
             "DMA-API: preallocated 65536 debug entries",
