@@ -333,7 +333,8 @@ _SKIP_EXACT = frozenset("""
     entry_SYSCALL_64_after_hwframe entry_SYSENTER_compat_after_hwframe
     entry_INT80_compat syscall_exit_to_user_mode exit_to_user_mode_prepare
     exit_to_user_mode_loop ret_from_fork ret_from_fork_asm kthread
-    worker_thread process_one_work process_scheduled_works
+    worker_thread process_one_work process_scheduled_works bh_worker
+    workqueue_softirq_action
     smpboot_thread_fn run_ksoftirqd __do_softirq handle_softirqs
     do_softirq __irq_exit_rcu irq_exit_rcu irq_exit __local_bh_enable_ip
     local_bh_enable tasklet_action tasklet_action_common tasklet_hi_action
@@ -362,7 +363,7 @@ _SKIP_PREFIXES = (
     "__mutex_", "mutex_lock", "rt_mutex_", "__rt_mutex", "rwsem_", "__down",
     "__up", "down_", "up_", "percpu_down_", "percpu_up_",
     "__memcpy", "__memset", "__memmove", "memcpy_", "memset_", "__str",
-    "debug_dma_", "dma_map_", "dma_unmap_", "__dma_map_", "__dma_unmap_",
+    "debug_dma_", "dma_debug_", "dma_map_", "dma_unmap_", "__dma_map_", "__dma_unmap_",
     "dma_direct_", "dma_sync_", "__dma_sync_", "dma_alloc_", "dma_free_",
     "dma_pool_", "iommu_dma_", "swiotlb_", "dmam_",
     "usb_hcd_", "__usb_hcd_",

@@ -163,6 +163,24 @@ class FixtureTitles(unittest.TestCase):
         self.assertFalse(any(line.startswith("agent:") for line in r.raw))
         self.assertFalse(r.truncated)
 
+    def test_linux_6_12_formats(self):
+        reps = load("linux-6.12-formats.log")
+        self.assertEqual(titles(reps), [
+            "KASAN: slab-use-after-free Read in uvc_status_complete",
+            "WARNING in uvc_status_stop",
+            "BUG: kernel NULL pointer dereference in uvc_ctrl_status_event",
+            "memory leak in uvc_ctrl_init_device",
+        ])
+        self.assertEqual([r.context for r in reps], ["C0", "T245", "T251", "T312"])
+        self.assertFalse(any(r.truncated for r in reps))
+        kasan, warn, null, leak = reps
+        self.assertEqual(kasan.aux_stacks["Freed by task"][-1], "uvc_delete")
+        self.assertIn("Oops: Oops: 0000 [#1] PREEMPT SMP KASAN NOPTI", null.raw)
+        self.assertEqual(null.raw[-1], "Code: 48 8b 5d 10 <48> 8b 43 10 48 85 c0")
+        self.assertEqual(warn.stack[:2], ["uvc_status_stop", "uvc_v4l2_release"])
+        self.assertNotIn("0x7f0d8c91a2e0", " ".join(warn.stack))
+        self.assertEqual(leak.stack[1], "uvc_ctrl_init_device")
+
     def test_every_fixture_normalizes_frames(self):
         for path in sorted(FIXTURES.glob("*.log")):
             for r in parse(path.read_text(encoding="utf-8")):
