@@ -243,7 +243,6 @@ _STACK_MARKERS = frozenset(
     ["<TASK>", "</TASK>", "<IRQ>", "</IRQ>", "<NMI>", "</NMI>", "<SOFTIRQ>",
      "</SOFTIRQ>", "<EOI>", "<EOE>"]
 )
-_BOUNDARY_MARKERS = frozenset(["</IRQ>", "</NMI>", "</SOFTIRQ>", "<EOI>"])
 _INTERRUPT_FRAMES = frozenset(
     ["asm_sysvec_apic_timer_interrupt", "apic_timer_interrupt",
      "sysvec_apic_timer_interrupt", "asm_exc_nmi", "asm_common_interrupt"]
@@ -812,8 +811,6 @@ def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
             return "LOCKDEP", "possible deadlock", None
         if body.endswith("still has locks held!"):
             return "LOCKDEP", "WARNING: still has locks held", None
-        if body.startswith("watchdog: BUG: soft lockup"):
-            return "SOFTLOCKUP", "BUG: soft lockup", None
         return None
     if c == "I":
         if body.startswith("INFO: task ") and " blocked " in body and " for more than " in body:
