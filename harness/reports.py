@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -1353,11 +1354,17 @@ def main(argv: list[str]) -> int:
         print(f"dmaharness reports: cannot read {args.log}: {e.strerror}", file=sys.stderr)
         return 2
     reports = parse(text)
-    if args.json:
-        json.dump(to_json(reports, args.log), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(format_text(reports))
+    try:
+        if args.json:
+            json.dump(to_json(reports, args.log), sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(format_text(reports))
+        sys.stdout.flush()
+    except BrokenPipeError:  # dmaharness reports log | head
+        # Python's recipe: point stdout at /dev/null so the exit flush is quiet.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return 0
 
 
