@@ -736,7 +736,10 @@ def _finish(b: _Builder, truncated: bool) -> Report:
     for name, fr in b.sections:
         if name and name != "?" and name != "tail" and fr and fr is not primary and name not in aux:
             aux[name] = _clean_frames(fr)
-    ts = float(b.ts) if b.ts is not None else None
+    try:
+        ts = float(b.ts) if b.ts is not None else None
+    except ValueError:  # a mangled timestamp
+        ts = None
     return Report(
         kind=kind, title=title, guilty_frame=guilty, stack=stack, raw=b.raw,
         first_line=b.first_line, timestamp=ts, context=b.ctx,

@@ -743,6 +743,23 @@ class Titles(unittest.TestCase):
         self.assertEqual(parse(""), [])
         self.assertEqual(parse("\n\n\n"), [])
 
+    def test_mangled_input_never_raises(self):
+        # Every cut of every fixture, and a fixture with characters replaced
+        # by console-significant ones, parse without an exception.
+        import random
+        rnd = random.Random(5)
+        for path in sorted(FIXTURES.glob("*.log")):
+            text = path.read_text(encoding="utf-8")
+            for i in range(0, len(text), 97):
+                parse(text[:i])
+            chars = list(text)
+            for _ in range(200):
+                chars[rnd.randrange(len(chars))] = rnd.choice(" []<>:\n\r\t?+0x/=-#TC.5")
+            for r in parse("".join(chars)):
+                self.assertIsInstance(r.title, str)
+        r = parse("[   50.0\r0100] BUG: KASAN: use-after-free in f+0x1/0x2\n")
+        self.assertEqual(len(r), 1)
+
 
 class Prefixes(unittest.TestCase):
     """Timestamps, caller tags, syslog levels and line endings."""
