@@ -98,6 +98,8 @@ class Report:
                   reliable frames; names only (no offsets, modules,
                   addresses, ``.isra.0``-like suffixes); ``? `` frames and
                   ``<IRQ>``-like markers left out
+    stack_lines   stack's frames as printed, for symbolization: one per
+                  stack entry, e.g. "uvc_status_start+0x4f/0x70 [uvcvideo]"
     raw           the report's lines with timestamps and caller tags removed
                   (with caller tags, only lines of the report's own context)
     first_line    1-based log line of raw[0] (the ``cut here`` or ``=====``
@@ -117,6 +119,7 @@ class Report:
     stack: list[str]
     raw: list[str]
     first_line: int
+    stack_lines: list[str] = field(default_factory=list)
     timestamp: Optional[float] = None
     context: Optional[str] = None
     message: Optional[str] = None
@@ -129,6 +132,7 @@ class Report:
             "title": self.title,
             "guilty_frame": self.guilty_frame,
             "stack": list(self.stack),
+            "stack_lines": list(self.stack_lines),
             "aux_stacks": {k: list(v) for k, v in self.aux_stacks.items()},
             "first_line": self.first_line,
             "timestamp": self.timestamp,
@@ -593,7 +597,8 @@ class _Builder:
     __slots__ = (
         "kind", "base_title", "header_func", "access", "message", "raw",
         "first_line", "ts", "ctx", "sections", "cur", "sanitizer",
-        "cur_frames", "pending_rip", "end_trace", "tail", "task_open",
+        "cur_frames", "cur_texts", "pending_rip", "pending_rip_text", "end_trace",
+        "tail", "task_open",
         "stack_started", "at_func", "nmi_sent", "nmi_seen", "warn_header",
         "closed", "panic_msg", "rip_first", "sep",
     )
@@ -609,10 +614,14 @@ class _Builder:
         self.first_line = lineno
         self.ts = ts
         self.ctx = ctx
-        self.sections: list[tuple[str, list[str]]] = [("", [])]
+        # (heading, function names, frame texts): "" is the text before any
+        # heading; names include "|</IRQ>"-like markers, with "" as text.
+        self.sections: list[tuple[str, list[str], list[str]]] = [("", [], [])]
         self.cur = 0
         self.cur_frames: list[str] = self.sections[0][1]
+        self.cur_texts: list[str] = self.sections[0][2]
         self.pending_rip: Optional[str] = None
+        self.pending_rip_text = ""
         self.end_trace = False   # ends at ---[ end trace ]---
         self.tail = False        # after end trace: registers, Mapped at:
         self.task_open = False   # saw <TASK>/<IRQ> markers in a stack
@@ -632,41 +641,53 @@ class _Builder:
     # -- sections -------------------------------------------------------
     def new_section(self, name: str) -> None:
         frames: list[str] = []
+        texts: list[str] = []
         if name == "Call Trace" and self.pending_rip:
             frames.append(self.pending_rip)
+            texts.append(self.pending_rip_text)
             self.rip_first.add(id(frames))
             self.pending_rip = None
-        self.sections.append((name, frames))
+        self.sections.append((name, frames, texts))
         self.cur = len(self.sections) - 1
         self.cur_frames = frames
+        self.cur_texts = texts
 
     # -- finishing ------------------------------------------------------
-    def primary(self) -> list[str]:
+    def primary(self) -> tuple[list[str], list[str]]:
+        """The report's main stack: (names with markers, frame texts)."""
         secs = self.sections
         if self.kind == "KMEMLEAK":
-            for name, fr in secs:
+            for name, fr, tx in secs:
                 if name == "backtrace" and fr:
-                    return fr
+                    return fr, tx
         if self.kind == "RCU":
-            best: list[str] = []
-            for name, fr in secs:
+            best: Optional[tuple[list[str], list[str]]] = None
+            for name, fr, tx in secs:
                 if name in ("Call Trace", "NMI backtrace") and fr:
-                    best = fr
+                    best = fr, tx
             if best:
                 return best
-        for name, fr in secs:
+        for name, fr, tx in secs:
             if name == "Call Trace" and fr:
-                return fr
-        for name, fr in secs:
+                return fr, tx
+        for name, fr, tx in secs:
             if fr and name in ("", "NMI backtrace", "backtrace"):
-                return fr
-        for name, fr in secs:
+                return fr, tx
+        for name, fr, tx in secs:
             # KFENCE: "Out-of-bounds read at 0x... (1B right of kfence-#12):"
             if fr and name not in _NOT_PRIMARY and not name.startswith(_AUX_SECTIONS):
-                return fr
+                return fr, tx
         if self.pending_rip:
-            return [self.pending_rip]
-        return []
+            return [self.pending_rip], [self.pending_rip_text]
+        return [], []
+
+
+def _frame_text(line: str) -> str:
+    """'    [<ffffffff81234567>] foo+0x1/0x2 [mod]' -> 'foo+0x1/0x2 [mod]'."""
+    line = line.strip()
+    if line[:2] == "[<":
+        line = line[line.find(">]") + 2:].lstrip()
+    return line
 
 
 def _clean_frames(frames: list[str]) -> list[str]:
@@ -682,8 +703,9 @@ def _after_boundary(frames: list[str]) -> list[str]:
 
 
 def _finish(b: _Builder, truncated: bool) -> Report:
-    primary = b.primary()
+    primary, texts = b.primary()
     stack = _clean_frames(primary)
+    stack_lines = [_frame_text(t) for f, t in zip(primary, texts) if f[:1] != "|"]
     kind = b.kind
     guilty: Optional[str] = None
     if kind in ("KASAN", "KMSAN", "KFENCE", "WARNING", "DMA-API", "DETECTOR"):
@@ -691,7 +713,7 @@ def _finish(b: _Builder, truncated: bool) -> Report:
         extra = _DMA_EXTRA_PREFIXES if kind in ("DMA-API", "DETECTOR") and b.message is not None else ()
         guilty = _first_unskipped(cands, extra)
         if guilty is None and kind in ("DMA-API", "DETECTOR"):
-            for name, fr in b.sections:
+            for name, fr, _ in b.sections:
                 if name == "Mapped at":
                     guilty = _first_unskipped(fr, extra)
                     break
@@ -733,7 +755,7 @@ def _finish(b: _Builder, truncated: bool) -> Report:
         title = base + " in " + guilty
 
     aux: dict[str, list[str]] = {}
-    for name, fr in b.sections:
+    for name, fr, _ in b.sections:
         if name and name != "?" and name != "tail" and fr and fr is not primary and name not in aux:
             aux[name] = _clean_frames(fr)
     try:
@@ -741,7 +763,8 @@ def _finish(b: _Builder, truncated: bool) -> Report:
     except ValueError:  # a mangled timestamp
         ts = None
     return Report(
-        kind=kind, title=title, guilty_frame=guilty, stack=stack, raw=b.raw,
+        kind=kind, title=title, guilty_frame=guilty, stack=stack,
+        stack_lines=stack_lines, raw=b.raw,
         first_line=b.first_line, timestamp=ts, context=b.ctx,
         message=b.message if b.message is not None else b.panic_msg,
         aux_stacks=aux, truncated=truncated,
@@ -1099,12 +1122,14 @@ class _Parser:
             m = _FRAME_RE.match(body)
             if m is not None:
                 b.cur_frames.append(m.group(1))
+                b.cur_texts.append(body)  # trimmed by _frame_text() if needed
                 b.stack_started = True
                 return
             s = body.strip()
             if s in _STACK_MARKERS:
                 if s[1] == "/" and s != "</TASK>" or s == "<EOI>":
                     b.cur_frames.append("|" + s)
+                    b.cur_texts.append("")
                     b.task_open = True
                 elif s == "</TASK>":
                     if not b.sep and not b.end_trace and not (
@@ -1126,6 +1151,7 @@ class _Parser:
                 m2 = _INLINE_FRAME_RE.match(body)
                 if m2 is not None:
                     b.cur_frames.append(_norm_func(m2.group(1)))
+                    b.cur_texts.append(s)
                     return
             if b.kind == "LOCKDEP" and b.at_func is None and ", at: " in body:
                 ma = _AT_RE.search(body)
@@ -1200,10 +1226,13 @@ class _Parser:
                 m = _RIP_RE.match(body)
                 if m is not None and m.group(1) != "0033":
                     name = _norm_func(m.group(2))
+                    text = body[m.start(2):]
                     if b.stack_started and b.sections[b.cur][0] == "Call Trace":
                         b.cur_frames.append(name)
+                        b.cur_texts.append(text)
                     elif b.pending_rip is None:
                         b.pending_rip = name
+                        b.pending_rip_text = text
                 return
         if b.kind == "LOCKDEP" and b.at_func is None and ", at: " in body:
             ma = _AT_RE.search(body)

@@ -63,6 +63,7 @@ class FixtureTitles(unittest.TestCase):
             self.assertEqual(r.guilty_frame, "uvc_status_start")
             self.assertTrue(r.message.startswith("device driver frees DMA memory with different size"))
             self.assertEqual(r.stack[0], "check_unmap")  # the RIP comes first
+            self.assertEqual(r.stack_lines[0], "check_unmap+0x6b5/0x1c80")
             self.assertEqual(r.aux_stacks["Mapped at"][-1], "uvc_status_start")
         # The report spans cut-here line .. Mapped at, not the next driver line.
         self.assertEqual(reps[0].first_line, 5)
@@ -140,6 +141,8 @@ class FixtureTitles(unittest.TestCase):
         ubsan, leak1, leak2, kbug, null, panic = reps
         self.assertEqual(leak1.stack, ["kmalloc_trace", "uvc_status_init", "uvc_probe",
                                        "usb_probe_interface"])
+        self.assertEqual(leak1.stack_lines[1], "uvc_status_init+0x5e/0x1d0 [uvcvideo]")
+        self.assertEqual(null.stack_lines[0], "uvc_v4l2_poll.isra.0+0x3d/0xb0 [uvcvideo]")
         self.assertEqual(len(leak2.stack), 3)
         # "invalid opcode" continues "kernel BUG at", it is not a report of its own.
         self.assertIn("invalid opcode: 0000 [#1] PREEMPT SMP KASAN NOPTI", kbug.raw)
@@ -191,6 +194,10 @@ class FixtureTitles(unittest.TestCase):
                         self.assertNotIn(".", f)
                         self.assertNotIn(" ", f)
                         self.assertFalse(f.startswith("|"))
+                with self.subTest(log=path.name, title=r.title, what="stack_lines"):
+                    self.assertEqual(len(r.stack_lines), len(r.stack))
+                    for name, text in zip(r.stack, r.stack_lines):
+                        self.assertEqual(text.split("+")[0].split(" ")[0].split(".")[0], name)
                 with self.subTest(log=path.name, title=r.title):
                     self.assertNotRegex(r.title, r"\[ *\d+\.\d+\]|\[ *[CT]\d+\]|0x[0-9a-f]|\+0x")
                     self.assertTrue(r.raw)
