@@ -823,6 +823,18 @@ class Prefixes(unittest.TestCase):
             self.assertEqual(r.stack, ["v4l2_release"])
             self.assertFalse(r.truncated)
 
+    def test_other_cpu_output_inside_a_report_without_caller_tags(self):
+        # Without caller tags another CPU's lines cannot be told apart: they
+        # stay in raw, but the title and the stack are not disturbed.
+        lines = list(self.LINES)
+        lines.insert(4, "usb 1-1: reset high-speed USB device number 2 using xhci_hcd")
+        lines.insert(3, "uvcvideo 1-1:1.0: Non-zero status (-71) in status completion handler.")
+        reps = parse(tagged(lines))
+        self.assertEqual(titles(reps), ["WARNING in uvc_v4l2_release"])
+        self.assertEqual(reps[0].stack, ["v4l2_release"])
+        self.assertEqual(len(reps[0].raw), len(lines))
+        self.assertFalse(reps[0].truncated)
+
     def test_line_numbers_count_every_line(self):
         text = "noise\n\n[ 1.0] more noise\n" + "\n".join(self.LINES)
         self.assertEqual(parse(text)[0].first_line, 4)
