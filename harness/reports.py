@@ -13,6 +13,7 @@ kind       what starts it (after the timestamp and caller tag are stripped)
 KASAN      ``BUG: KASAN: <type> in f``
 KMSAN      ``BUG: KMSAN: <type> in f``
 KFENCE     ``BUG: KFENCE: <type> in f``
+KCSAN      ``BUG: KCSAN: data-race in f / g`` (title kept as printed)
 UBSAN      ``UBSAN: <type> in file:line:col``
 DMA-API    ``DMA-API: <driver> <device>: <message>`` (stock dma-debug), or a
            ``WARNING`` at ``kernel/dma/debug.c``
@@ -21,9 +22,10 @@ DETECTOR   a ``DMA-API:`` report whose message is not one of dma-debug's own
            bug type ``dma-owned``
 WARNING    ``WARNING: CPU: n PID: n at file:line f+0x..`` (``__warn``)
 BUG        ``BUG: unable to handle page fault``, ``BUG: kernel NULL pointer
-           dereference``, ``kernel BUG at``, ``invalid opcode``, ``Oops:``,
-           and other ``BUG: ...`` lines (sleeping function called from
-           invalid context, scheduling while atomic, ...)
+           dereference`` (arm64: ``Unable to handle kernel ...``), ``kernel
+           BUG at``, ``invalid opcode``, ``Oops:``, and other ``BUG: ...``
+           lines (sleeping function called from invalid context, scheduling
+           while atomic, ...; title without addresses and counters)
 GPF        ``general protection fault`` (also 6.9+ ``Oops: general ...``)
 LOCKDEP    lockdep's ``WARNING: possible circular locking dependency
            detected`` and friends, ``WARNING: suspicious RCU usage``, ...
@@ -33,7 +35,9 @@ RCU        ``rcu: INFO: rcu_preempt self-detected stall on CPU`` and
 SOFTLOCKUP ``watchdog: BUG: soft lockup - CPU#n stuck for Ns!``
 KMEMLEAK   ``unreferenced object 0x... (size n):`` (kmemleak) and
            syzkaller's ``BUG: memory leak``
-PANIC      ``Kernel panic - not syncing: <message>``
+PANIC      ``Kernel panic - not syncing: <message>``, unless it comes inside a
+           report still waiting for its stack (panic_on_warn): then the
+           panic's stack is that report's, and no PANIC report is made
 ========== ================================================================
 
 Titles follow syzkaller's conventions (``KASAN: use-after-free Read in f``,
@@ -56,11 +60,29 @@ tasks, RCU stalls and soft lockups use the special rules described at
 trace is all plumbing (the USB giveback path), the ``Mapped at:`` stack that
 dma-debug prints after the warning is used.
 
+Where a report ends: sanitizer reports at their closing ``=====`` line,
+``__warn``/oops reports at ``---[ end trace ... ]---`` (plus the register dump
+and dma-debug's ``Mapped at:`` stack that follow it), panics at ``---[ end
+Kernel panic``, the others (lockdep, hung task, stalls, kmemleak,
+``dump_stack()`` reports) at the ``</TASK>`` closing their stack, or, on
+kernels without ``<TASK>`` markers, at the first line after the stack that
+is not a frame.  A report still open when the log ends, the machine reboots
+(``Linux version``, ``Booting the kernel``) or another report starts in the
+same context is ``truncated``; it keeps what was seen.
+
 Parsing handles logs with or without ``[ 12.345678]`` timestamps, with or
 without ``[    T1]`` / ``[  C0]`` caller tags (CONFIG_PRINTK_CALLER), syslog
-``<4>`` levels, two CPUs interleaving their output (separated by caller tag
-when there is one), and reports truncated by the end of the log
-(``Report.truncated``).
+``<4>`` levels, CRLF line ends, a login prompt glued before a kernel line,
+userspace output inside a timestamped report (lines without a timestamp are
+left out), and several CPUs interleaving their output: with caller tags each
+report only takes the lines of its own context (an RCU stall also takes the
+NMI backtrace of the CPU it interrupted); without caller tags other lines
+land in ``raw`` but do not disturb titles or stacks.
+
+Limits: without caller tags two reports printed at the same time cannot be
+separated (the second header ends the first, marked truncated); pre-4.x
+bracketed lockdep banners (``[ INFO: ... ]``) and arm32/riscv stack formats
+are not recognised.
 
 Command line (wired as ``dmaharness reports`` by the CLI)::
 
