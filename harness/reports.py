@@ -70,7 +70,8 @@ is not a frame.  A report still open when the log ends, the machine reboots
 (``Linux version``, ``Booting the kernel``) or another report starts in the
 same context is ``truncated``; it keeps what was seen.
 
-Parsing handles logs with or without ``[ 12.345678]`` timestamps, with or
+Parsing handles logs with or without ``[ 12.345678]`` timestamps (or ``dmesg
+-T`` wall-clock stamps, or ``journalctl -k`` prefixes), with or
 without ``[    T1]`` / ``[  C0]`` caller tags (CONFIG_PRINTK_CALLER), syslog
 ``<4>`` levels, CRLF line ends, a login prompt glued before a kernel line,
 userspace output inside a timestamped report (lines without a timestamp are
@@ -191,6 +192,9 @@ class Signature:
 # Line prefixes: syslog level, timestamp, caller tag
 
 _DIGITS = frozenset("0123456789")
+_JOURNAL_RE = re.compile(
+    r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ kernel: ",
+    re.M)
 
 
 def _split_prefix(line: str) -> tuple[Optional[str], Optional[str], str]:
@@ -232,7 +236,7 @@ def _split_prefix_slow(line: str) -> tuple[Optional[str], Optional[str], str]:
     for _ in range(2):
         if line[i:i + 1] != "[":
             break
-        k = line.find("]", i + 1, i + 24)
+        k = line.find("]", i + 1, i + 40)
         if k < 0:
             break
         inner = line[i + 1:k].strip()
@@ -243,6 +247,8 @@ def _split_prefix_slow(line: str) -> tuple[Optional[str], Optional[str], str]:
             if not inner.replace(".", "", 1).isdigit():
                 break
             ts = inner
+        elif ts is None and ctx is None and inner[3:4] == " " and inner.count(":") == 2:
+            pass  # dmesg -T: "[Thu Dec  3 07:00:00 2026]", no seconds since boot
         elif (c == "T" or c == "C") and ctx is None and inner[1:].isdigit():
             ctx = inner
         else:
@@ -1310,6 +1316,9 @@ def parse(text: str) -> list[Report]:
     feed = p.feed
     if "\r" in text:
         text = text.replace("\r\n", "\n")
+    if _JOURNAL_RE.search(text, 0, 8192):
+        # journalctl -k: "Dec 03 07:00:00 host kernel: msg" (or ISO dates).
+        text = _JOURNAL_RE.sub("", text)
     for lineno, line in enumerate(text.split("\n"), 1):
         if not open_ and p.nmi_sink is None:
             # Fast path, no report open: only a header line matters.  The

@@ -809,6 +809,19 @@ class Prefixes(unittest.TestCase):
         text = "\r\n".join("<4>[  100.250000] " + line for line in self.LINES) + "\r\n"
         self.check(text, 100.25, None)
 
+    def test_dmesg_human_times(self):
+        text = "\n".join(f"[Thu Dec  3 07:00:0{i} 2026] {line}" for i, line in enumerate(self.LINES))
+        self.check(text, None, None)
+
+    def test_journalctl_kernel_lines(self):
+        text = "Dec 03 06:59:59 fakehost systemd[1]: Started agent.service.\n" + "\n".join(
+            f"Dec 03 07:00:0{i} fakehost kernel: {line}" for i, line in enumerate(self.LINES))
+        self.check(text, None, None)
+        self.assertEqual(parse(text)[0].first_line, 2)
+        iso = "\n".join(f"2026-12-03T07:00:0{i}.123456+0000 fakehost kernel: {line}"
+                        for i, line in enumerate(self.LINES))
+        self.check(iso, None, None)
+
     def test_two_cpus_interleaving_two_warnings(self):
         a = tagged(self.LINES, start=7.0, ctx="T245").splitlines()
         other = [line.replace("uvc_v4l2_release+", "uvc_queue_release+")
