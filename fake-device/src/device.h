@@ -42,7 +42,7 @@ struct fake_counters {
 	uint64_t standard_requests, class_get, class_set, other_requests;
 	uint64_t set_configuration, set_interface, resets;
 	uint64_t connects, disconnects, hotplug_cycles;
-	uint64_t hellos, parse_errors, io_errors, cancels;
+	uint64_t hellos, parse_errors, cancels;
 	uint64_t unsupported;       /* bulk/iso/OUT data, streams: refused */
 	uint64_t unexpected;        /* usb-guest only messages */
 	uint64_t socket_throttled;
