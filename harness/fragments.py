@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError
@@ -139,6 +139,7 @@ class KconfigEntry:
     file: str
     has_prompt: bool
     depends: list[str]
+    selected_by: list[str] = field(default_factory=list)
 
 
 def _kconfig_files(srctree: Path, arch: str = "x86") -> list[Path]:
@@ -162,11 +163,17 @@ def _kconfig_files(srctree: Path, arch: str = "x86") -> list[Path]:
 def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntry]]:
     """Kconfig definitions of the given symbols (without CONFIG_)."""
     found: dict[str, list[KconfigEntry]] = {}
+    selectors: dict[str, list[str]] = {}
     for path in _kconfig_files(srctree):
         lines = path.read_text(errors="replace").splitlines()
         i = 0
+        current = None
         while i < len(lines):
             words = lines[i].split()
+            if len(words) >= 2 and words[0] in ("config", "menuconfig"):
+                current = words[1]
+            elif len(words) >= 2 and words[0] == "select" and words[1] in symbols and current:
+                selectors.setdefault(words[1], []).append(current)
             if len(words) >= 2 and words[0] in ("config", "menuconfig") and words[1] in symbols:
                 entry = KconfigEntry(words[1], str(path.relative_to(srctree)), False, [])
                 i += 1
@@ -174,6 +181,8 @@ def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntr
                     w = lines[i].split()
                     if w and w[0] in _KEYWORDS and not lines[i][:1].isspace():
                         break
+                    if len(w) >= 2 and w[0] == "select" and w[1] in symbols:
+                        selectors.setdefault(w[1], []).append(entry.symbol)
                     if w[:2] == ["depends", "on"]:
                         entry.depends.append(" ".join(w[2:]))
                     elif w and w[0] in ("bool", "tristate", "int", "hex", "string") and len(w) > 1:
@@ -182,8 +191,12 @@ def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntr
                         entry.has_prompt = True
                     i += 1
                 found.setdefault(entry.symbol, []).append(entry)
+                current = entry.symbol
                 continue
             i += 1
+    for sym, by in selectors.items():
+        for e in found.get(sym, []):
+            e.selected_by = sorted(set(by))
     return found
 
 
@@ -210,7 +223,11 @@ def explain(srctree: Path, config_text: str, mismatches: list[Mismatch],
                     if val == "n" and tok not in off:
                         off.append(tok)
             parts = []
-            if deps:
+            if m.wanted == "n":
+                on = [s for s in defs[0].selected_by if have.get("CONFIG_" + s, "n") != "n"]
+                if on:
+                    parts.append("selected by " + ", ".join(on) + " (turn those off too)")
+            if deps and m.wanted != "n":
                 parts.append("depends on " + " && ".join(f"({d})" if len(deps) > 1 else d for d in deps))
             if off:
                 parts.append("not set here: " + ", ".join(off))

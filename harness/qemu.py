@@ -10,6 +10,7 @@ guest's status: (status << 1) | 1.  A panic reboots (panic=-1) and
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import proc
+from . import paths, proc
 from .bootlog import ConsoleWatch
 from .errors import EnvError, GuestError
 
@@ -51,6 +52,7 @@ class BootResult:
     console: Path
     command: list[str]
     stderr: str = ""
+    accel_note: str = ""
 
     @property
     def ok(self) -> bool:
@@ -65,6 +67,7 @@ class BootResult:
             "timeout": "guest did not finish within the time limit",
             "silent": "guest went silent" + (" after an oops (oops-then-halt)" if w.oops_lines else ""),
             "no-marker": f"QEMU exited (code {self.qemu_exit}) without the guest's end marker",
+            "kvm-silent": "nothing printed under KVM",
             "qemu-error": f"QEMU failed (exit {self.qemu_exit}): {self.stderr.strip()[-300:]}",
         }[self.outcome]
 
@@ -73,6 +76,7 @@ class BootResult:
             "outcome": self.outcome,
             "message": self.describe(),
             "accel": self.accel,
+            "accel_note": self.accel_note,
             "wall_seconds": round(self.wall, 3),
             "qemu_exit": self.qemu_exit,
             "guest_status": self.guest_status,
@@ -80,7 +84,7 @@ class BootResult:
             "facts": self.watch.facts,
             "oops_lines": self.watch.oops_lines[:20],
             "end_line": self.watch.end_line,
-            "command": self.command,
+            "qemu_command": self.command,
         }
 
     def raise_for_outcome(self) -> None:
@@ -137,9 +141,38 @@ def probe_kvm(folder: Path, timeout: float = 5.0) -> tuple[bool, str]:
     return True, "KVM ran the probe guest"
 
 
+def _verdict_file(folder: Path) -> Path:
+    return folder / "kvm-verdict.json"
+
+
+def _host_id() -> str:
+    u = os.uname()
+    try:
+        q = subprocess.run([qemu_binary(), "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        q = ""
+    return f"{u.release} {u.version} | {q.splitlines()[0] if q else '?'}"
+
+
+def record_kvm_broken(folder: Path, why: str) -> None:
+    """Remember that a real kernel did not run under KVM on this host."""
+    _verdict_file(folder).write_text(json.dumps({"host": _host_id(), "works": False, "why": why}) + "\n")
+
+
 def choose_accel(requested: str, folder: Path) -> tuple[str, str]:
     if requested == "tcg":
         return "tcg", "requested"
+    vf = _verdict_file(folder)
+    if vf.is_file():
+        try:
+            v = json.loads(vf.read_text())
+        except ValueError:
+            v = {}
+        if v.get("host") == _host_id() and not v.get("works", True):
+            if requested == "kvm":
+                raise EnvError(f"--accel kvm was requested but KVM does not work here: {v.get('why')} "
+                               f"(remembered in {vf}; delete it to try again)")
+            return "tcg", f"KVM does not work on this host: {v.get('why')} ({vf})"
     ok, why = probe_kvm(folder)
     if requested == "kvm" and not ok:
         raise EnvError(f"--accel kvm was requested but KVM does not work here: {why}")
@@ -192,10 +225,32 @@ def classify(watch: ConsoleWatch, qemu_exit: int | None, stopped_for: str | None
     return "no-marker", None
 
 
+KVM_GRACE = 10.0   # a KVM guest that prints nothing this long: KVM is broken here
+
+
 def boot(req: BootRequest, *, on_output=None, poll: float = 0.05) -> BootResult:
-    """Boot and watch until the end marker, a panic, silence or the time limit."""
+    """Boot and watch until the end marker, a panic, silence or the time limit.
+
+    With --accel auto, a KVM boot that prints nothing within KVM_GRACE
+    seconds is stopped, the host is remembered as KVM-broken, and the boot
+    runs again under TCG.
+    """
     req.console.parent.mkdir(parents=True, exist_ok=True)
-    accel, _why = choose_accel(req.accel, req.console.parent)
+    folder = paths.sub("qemu")
+    accel, why = choose_accel(req.accel, folder)
+    res = _boot_once(req, accel, on_output, poll, kvm_grace=KVM_GRACE if req.accel == "auto" else None)
+    if res.outcome == "kvm-silent":
+        note = f"a kernel printed nothing in {KVM_GRACE:.0f}s under KVM"
+        record_kvm_broken(folder, note)
+        res = _boot_once(req, "tcg", on_output, poll, kvm_grace=None)
+        res.accel_note = note + "; fell back to TCG"
+    else:
+        res.accel_note = why
+    return res
+
+
+def _boot_once(req: BootRequest, accel: str, on_output, poll: float,
+               kvm_grace: float | None) -> BootResult:
     cmd = command_line(req, accel)
     req.console.write_bytes(b"")
     stderr_path = req.console.with_name(req.console.stem + ".qemu-stderr.log")
@@ -228,6 +283,10 @@ def boot(req: BootRequest, *, on_output=None, poll: float = 0.05) -> BootResult:
                         break
                     if end_at is not None and now - end_at > 10:
                         break       # the guest said it ended but QEMU lingers
+                    if kvm_grace and accel == "kvm" and watch.lines == 0 and not watch._partial \
+                            and now - t0 > kvm_grace:
+                        stopped_for = "kvm-silent"
+                        break
                     if now - t0 > req.timeout:
                         stopped_for = "timeout"
                         break
@@ -245,6 +304,8 @@ def boot(req: BootRequest, *, on_output=None, poll: float = 0.05) -> BootResult:
             if p.poll() is None:
                 proc.stop(p)
     wall = time.monotonic() - t0
+    if stopped_for == "kvm-silent":
+        return BootResult("kvm-silent", accel, wall, code, None, watch, req.console, cmd)
     outcome, status = classify(watch, code if stopped_for is None else None, stopped_for)
     return BootResult(outcome, accel, wall, code, status, watch, req.console, cmd,
                       stderr_path.read_text(errors="replace"))

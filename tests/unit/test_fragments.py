@@ -81,7 +81,7 @@ class Explain(unittest.TestCase):
         (root / "lib" / "Kconfig.debug").write_text(
             "config FOO\n\tbool \"Foo\"\n\tdepends on BAR && !BAZ\n\thelp\n\t  config text\n\n"
             "config HIDDEN\n\tbool\n\tdefault n\n\n"
-            "menuconfig BAR\n\tbool \"Bar\"\n")
+            "menuconfig BAR\n\tbool \"Bar\"\n\tselect HIDDEN\n\nconfig SEL2\n\tbool \"s\"\n\tselect FOO\n")
         (root / "arch" / "arm").mkdir(parents=True)
         (root / "arch" / "arm" / "Kconfig").write_text("config ARMONLY\n\tbool \"arm\"\n")
         self.root = root
@@ -104,6 +104,12 @@ class Explain(unittest.TestCase):
         self.assertIn("unknown to linux 6.1", out["CONFIG_NOPE"])
         # another architecture's Kconfig does not count as defining it
         self.assertIn("unknown", out["CONFIG_ARMONLY"])
+
+    def test_selected_option_names_its_selector(self):
+        mism = [fragments.Mismatch("CONFIG_FOO", "n", "y", "x")]
+        out = fragments.explain(self.root, "CONFIG_SEL2=y\nCONFIG_BAR=y\n", mism, "6.1")[0].why
+        self.assertIn("selected by SEL2", out)
+        self.assertNotIn("depends on", out)
 
 
 if __name__ == "__main__":

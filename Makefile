@@ -1,0 +1,52 @@
+# dmaharness — see README.md.
+#
+#   make run     the main job (builds what is missing, boots, reports)
+#   make test    everything CI runs: unit tests, then kernels built and booted
+#   make deps    install the Debian packages (as root; otherwise prints the line)
+
+PYTHON ?= python3
+KERNEL ?= 6.1
+
+.PHONY: all deps c-tools fake-device agent run test unit unit-python unit-c \
+        integration fuzz bench clean-cache help
+
+all: c-tools
+
+help:
+	@sed -n '3,7p' Makefile
+
+deps:
+	@sh harness/deps.sh
+
+# C parts: the fake camera and the guest agent (each has its own Makefile)
+c-tools: fake-device agent
+
+fake-device: deps
+	@if [ -f fake-device/Makefile ]; then $(MAKE) -s -C fake-device; fi
+
+agent: deps
+	@if [ -f harness/guest/Makefile ]; then $(MAKE) -s -C harness/guest; fi
+
+run: deps c-tools
+	./dmaharness boot --kernel $(KERNEL)
+
+unit: unit-python unit-c
+
+unit-python: deps
+	$(PYTHON) tests/run.py unit
+
+unit-c: deps
+	@if [ -f fake-device/Makefile ]; then $(MAKE) -s -C fake-device test; fi
+	@if [ -f harness/guest/Makefile ]; then $(MAKE) -s -C harness/guest test; fi
+
+integration: deps c-tools
+	$(PYTHON) tests/run.py integration
+
+test: unit integration
+
+fuzz: deps
+	@if [ -f fake-device/Makefile ]; then $(MAKE) -s -C fake-device fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-60}; fi
+
+bench: deps c-tools
+	bench/build
+	bench/boot

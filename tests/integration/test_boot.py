@@ -1,0 +1,150 @@
+"""Integration: build the real 6.1 and 6.12 variants and boot them in QEMU.
+
+These build kernels (minutes from cold, seconds when cached) and boot
+them under TCG; they assert what the console shows.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, str(ROOT / "dmaharness")]
+
+
+def run(*args, timeout=3600, **kw):
+    return subprocess.run(CLI + list(args), capture_output=True, text=True, timeout=timeout, **kw)
+
+
+class BootVersions(unittest.TestCase):
+    """The instrumented kernel of each version boots to the init's end marker."""
+
+    def boot(self, version):
+        r = run("boot", "--kernel", version, "--json", "--modules", "uvcvideo")
+        self.assertEqual(r.returncode, 0, f"boot {version} failed:\n{r.stdout}\n{r.stderr[-3000:]}")
+        out = json.loads(r.stdout)
+        self.assertEqual(out["version"], 1)
+        self.assertEqual(out["outcome"], "ok")
+        self.assertEqual(out["guest_status"], 0)
+        self.assertIn(out["accel"], ("tcg", "kvm"))
+        facts = out["facts"]
+        for fact in ("kasan", "dma_api_debug", "xhci", "init", "dma_all_errors"):
+            self.assertTrue(facts[fact], f"{version}: the console does not show {fact}")
+        console = Path(out["console"]).read_text(errors="replace")
+        self.assertIn("DMAHARNESS-END status=0 modules=1/1", console)
+        config = (Path(out["build"]["artifacts"]) / "config").read_text()
+        for opt in ("CONFIG_KASAN=y", "CONFIG_KASAN_INLINE=y", "CONFIG_DMA_API_DEBUG=y",
+                    "CONFIG_USB_XHCI_PCI=y", "CONFIG_USB_VIDEO_CLASS=m"):
+            self.assertIn(opt, config.splitlines())
+        # a second build of the same variant is a cache hit and does no work
+        t0 = time.monotonic()
+        r2 = run("build", "--kernel", version, "--json", "-q")
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        b = json.loads(r2.stdout)
+        self.assertTrue(b["cached"])
+        self.assertEqual(b["key"], out["build"]["key"])
+        self.assertLess(time.monotonic() - t0, 30)
+        return out
+
+    def test_boot_6_1(self):
+        self.boot("6.1")
+
+    def test_boot_6_12(self):
+        self.boot("6.12")
+
+
+class GuestFailures(unittest.TestCase):
+    """A guest that panics, hangs, or leaves without its marker (6.1, cached build)."""
+
+    def boot_fail(self, *args):
+        r = run("boot", "--kernel", "6.1", "--json", "-q", *args)
+        self.assertEqual(r.returncode, 6, f"expected exit 6 (guest failed):\n{r.stdout}\n{r.stderr[-2000:]}")
+        return json.loads(r.stdout), r.stderr
+
+    def test_panic(self):
+        out, err = self.boot_fail("--append", "rdinit=/bin/true")
+        self.assertEqual(out["outcome"], "panic")
+        self.assertIn("Attempted to kill init", out["message"])
+        self.assertIn("last lines", err)
+
+    def test_silent_guest(self):
+        out, err = self.boot_fail("--workload", "shell-cmd", "--cmd", "sleep 600", "--silence", "8")
+        self.assertEqual(out["outcome"], "silent")
+        self.assertLess(out["wall_seconds"], 120)
+
+    def test_timeout(self):
+        out, _ = self.boot_fail("--workload", "shell-cmd", "--cmd", "while :; do echo tick; sleep 1; done",
+                                "--timeout", "12")
+        self.assertEqual(out["outcome"], "timeout")
+
+    def test_no_marker(self):
+        out, _ = self.boot_fail("--workload", "shell-cmd", "--cmd", "poweroff -f")
+        self.assertEqual(out["outcome"], "no-marker")
+
+    def test_guest_status_is_carried(self):
+        out, _ = self.boot_fail("--workload", "shell-cmd", "--cmd", "exit 7")
+        self.assertEqual(out["outcome"], "guest-error")
+        self.assertEqual(out["guest_status"], 7)
+
+    def test_interrupt_leaves_nothing_running(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.Popen(CLI + ["boot", "--kernel", "6.1", "-q", "--run-dir", d,
+                                        "--workload", "shell-cmd", "--cmd", "sleep 600"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            console = Path(d) / "console.log"
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not (console.exists() and console.stat().st_size):
+                time.sleep(0.2)
+            time.sleep(1)
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 130, err)
+            self.assertIn("interrupted", err)
+            left = subprocess.run(["pgrep", "-f", f"file:{console}"], capture_output=True, text=True)
+            self.assertEqual(left.stdout.strip(), "", "QEMU survived the interrupt")
+
+
+class BadInput(unittest.TestCase):
+    def test_patch_that_does_not_apply(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "0001-bad.patch").write_text(
+                "--- a/Makefile\n+++ b/Makefile\n@@ -1,1 +1,1 @@\n-no such line here\n+x\n")
+            (d / "series").write_text("0001-bad.patch\n")
+            r = run("build", "--kernel", "6.1", "--series", str(d / "series"))
+            self.assertEqual(r.returncode, 4, r.stderr)
+            self.assertIn("0001-bad.patch does not apply", r.stderr)
+            self.assertIn("Makefile: hunk #1 FAILED", r.stderr)
+            cache = Path(os.environ.get("DMAHARNESS_CACHE", Path.home() / ".cache/dmaharness"))
+            self.assertEqual(list((cache / "work").glob(".tmp-*")), [])
+
+    def test_series_naming_a_missing_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "series").write_text("# x\n0001-missing.patch\n")
+            r = run("build", "--kernel", "6.1", "--series", str(Path(d) / "series"))
+            self.assertEqual(r.returncode, 4)
+            self.assertIn("series:2: patch 0001-missing.patch does not exist", r.stderr)
+
+    def test_option_that_does_not_stick(self):
+        with tempfile.TemporaryDirectory() as d:
+            frag = Path(d) / "bogus.config"
+            frag.write_text("CONFIG_DMAHARNESS_NO_SUCH_OPTION=y\n# needs KASAN, which is not asked for\n"
+                            "CONFIG_KASAN_INLINE=y\n")
+            r = run("build", "--kernel", "6.1", "--fragment", "base", "--fragment", str(frag), "--json")
+            self.assertEqual(r.returncode, 4, r.stderr)
+            err = json.loads(r.stdout)["error"]
+            self.assertEqual(err["kind"], "input")
+            self.assertIn("CONFIG_DMAHARNESS_NO_SUCH_OPTION=y", err["message"])
+            self.assertIn("unknown to linux 6.1", err["message"])
+            self.assertIn("CONFIG_KASAN_INLINE=y", err["message"])
+            self.assertIn("not set here: KASAN", err["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()

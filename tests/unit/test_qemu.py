@@ -1,0 +1,114 @@
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from harness import bootlog, qemu
+
+
+def _req(**kw):
+    return qemu.BootRequest(kernel=Path("/k/bzImage"), initrd=Path("/r/initrd.cpio"),
+                            console=Path("/r/console.log"), **kw)
+
+
+class CommandLine(unittest.TestCase):
+    def setUp(self):
+        p = mock.patch.object(qemu, "qemu_binary", return_value="/usr/bin/qemu-system-x86_64")
+        p.start()
+        self.addCleanup(p.stop)
+
+    def opt(self, cmd, name):
+        return [cmd[i + 1] for i, a in enumerate(cmd) if a == name]
+
+    def test_tcg_boot_line(self):
+        cmd = qemu.command_line(_req(append="foo=1", memory_mb=512, smp=2), "tcg")
+        self.assertEqual(self.opt(cmd, "-accel"), ["tcg"])
+        self.assertIn("-no-reboot", cmd)
+        self.assertEqual(self.opt(cmd, "-nic"), ["none"])
+        self.assertEqual(self.opt(cmd, "-serial"), ["file:/r/console.log"])
+        self.assertEqual(self.opt(cmd, "-m"), ["512"])
+        devs = self.opt(cmd, "-device")
+        self.assertIn("qemu-xhci,id=xhci", devs)
+        self.assertTrue(any(d.startswith("isa-debug-exit,iobase=0xf4") for d in devs))
+        append = self.opt(cmd, "-append")[0]
+        for word in ("console=ttyS0,115200", "panic=-1", "rdinit=/init", "foo=1"):
+            self.assertIn(word, append.split())
+        self.assertEqual(self.opt(cmd, "-kernel"), ["/k/bzImage"])
+        self.assertEqual(self.opt(cmd, "-initrd"), ["/r/initrd.cpio"])
+
+    def test_extra_devices_come_last(self):
+        cmd = qemu.command_line(_req(extra_args=["-chardev", "socket,id=c0,path=/s",
+                                                 "-device", "usb-redir,chardev=c0,bus=xhci.0"]), "kvm")
+        self.assertEqual(cmd[-4:], ["-chardev", "socket,id=c0,path=/s",
+                                    "-device", "usb-redir,chardev=c0,bus=xhci.0"])
+        self.assertEqual(self.opt(cmd, "-accel"), ["kvm"])
+
+    def test_tcg_requested_skips_probe(self):
+        with mock.patch.object(qemu, "probe_kvm") as probe:
+            self.assertEqual(qemu.choose_accel("tcg", Path("/tmp"))[0], "tcg")
+            probe.assert_not_called()
+
+    def test_auto_falls_back_and_kvm_demand_fails(self):
+        with mock.patch.object(qemu, "probe_kvm", return_value=(False, "/dev/kvm: No such file")):
+            self.assertEqual(qemu.choose_accel("auto", Path("/tmp")), ("tcg", "/dev/kvm: No such file"))
+            from harness.errors import EnvError
+            with self.assertRaises(EnvError):
+                qemu.choose_accel("kvm", Path("/tmp"))
+        with mock.patch.object(qemu, "probe_kvm", return_value=(True, "ok")):
+            self.assertEqual(qemu.choose_accel("auto", Path("/tmp"))[0], "kvm")
+
+
+class Classify(unittest.TestCase):
+    def watch(self, text):
+        return bootlog.scan(text)
+
+    def test_ok_via_debug_exit(self):
+        w = self.watch("[    1.0] x\nDMAHARNESS-END status=0 modules=1/1 workload=none\n")
+        self.assertEqual(qemu.classify(w, 1, None), ("ok", 0))
+
+    def test_guest_status_from_exit_code(self):
+        w = self.watch("DMAHARNESS-END status=3 modules=0/1 workload=none\n")
+        self.assertEqual(qemu.classify(w, (3 << 1) | 1, None), ("guest-error", 3))
+
+    def test_marker_without_debug_exit_device(self):
+        w = self.watch("DMAHARNESS-END status=0 modules=0/0 workload=none\n")
+        self.assertEqual(qemu.classify(w, 0, None), ("ok", 0))
+
+    def test_panic_wins_even_after_timeout(self):
+        w = self.watch("[ 2.1] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000100\n")
+        self.assertEqual(qemu.classify(w, 0, None)[0], "panic")
+        self.assertEqual(qemu.classify(w, None, "timeout")[0], "panic")
+        self.assertIn("Attempted to kill init", w.panic_line)
+
+    def test_silence_and_timeout(self):
+        w = self.watch("[ 1.0] booting\n")
+        self.assertEqual(qemu.classify(w, None, "silent"), ("silent", None))
+        self.assertEqual(qemu.classify(w, None, "timeout"), ("timeout", None))
+
+    def test_no_marker_and_qemu_error(self):
+        self.assertEqual(qemu.classify(self.watch("[ 1.0] booting\n"), 0, None)[0], "no-marker")
+        self.assertEqual(qemu.classify(self.watch(""), 1, None)[0], "qemu-error")
+
+
+class Watch(unittest.TestCase):
+    def test_partial_lines_across_feeds(self):
+        w = bootlog.ConsoleWatch()
+        w.feed("[ 0.5] KernelAddressSan")
+        self.assertFalse(w.facts["kasan"])
+        w.feed("itizer initialized (generic)\r\nDMAHARNESS-EN")
+        self.assertTrue(w.facts["kasan"])
+        self.assertFalse(w.ended)
+        w.feed("D status=0 modules=0/0 workload=none")
+        self.assertFalse(w.ended)   # no newline yet
+        w.finish()
+        self.assertTrue(w.ended)
+        self.assertEqual(w.end_status, 0)
+
+    def test_oops_lines_collected_and_tail(self):
+        text = "".join(f"line {i}\n" for i in range(100)) + "BUG: kernel NULL pointer dereference, address: 0\n"
+        w = bootlog.scan(text)
+        self.assertEqual(len(w.oops_lines), 1)
+        self.assertEqual(w.tail(2), ["line 99", "BUG: kernel NULL pointer dereference, address: 0"])
+
+
+if __name__ == "__main__":
+    unittest.main()
