@@ -263,14 +263,16 @@ def _split_prefix_slow(line: str) -> tuple[Optional[str], Optional[str], str]:
 # Frames
 
 # A reliable frame; group 1 is the function without .isra.0/.cold suffixes.
-# Questionable frames (" ? foo+0x1/0x2") deliberately do not match.
+# Questionable frames (" ? foo+0x1/0x2") deliberately do not match.  The
+# possessive quantifiers (Python 3.11) keep non-frame lines such as KASAN's
+# memory dump from backtracking through every split of a long word.
 _FRAME_RE = re.compile(
-    r"\s+(?:\[<[0-9a-fx]+>\]\s+)?([A-Za-z_$][\w$]*)[\w.$]*\+0x[0-9a-f]+/0x[0-9a-f]+"
+    r"\s++(?:\[<[0-9a-fx]++>\]\s++)?([A-Za-z_$][\w$]*+)[\w.$]*+\+0x[0-9a-f]++/0x[0-9a-f]"
 )
-_INLINE_FRAME_RE = re.compile(r"\s+([A-Za-z_$][\w.$]*) \S+\.[chS]:\d+(?::\d+)? \[inline\]")
-_RIP_RE = re.compile(r"(?:RIP|EIP|IP|pc|PC is at):? (?:(00\d\d):)?(?:\[<[0-9a-f]+>\] )?([A-Za-z_$][\w.$]*)\+0x")
-_HEADER_FUNC_RE = re.compile(r"([A-Za-z_$][\w.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+")
-_AT_RE = re.compile(r", at: (?:\[<[0-9a-f]+>\] )?([A-Za-z_$][\w.$]*)\+0x")
+_INLINE_FRAME_RE = re.compile(r"\s++([A-Za-z_$][\w.$]*+) \S+\.[chS]:\d+(?::\d+)? \[inline\]")
+_RIP_RE = re.compile(r"(?:RIP|EIP|IP|pc|PC is at):? (?:(00\d\d):)?(?:\[<[0-9a-f]+>\] )?([A-Za-z_$][\w.$]*+)\+0x")
+_HEADER_FUNC_RE = re.compile(r"([A-Za-z_$][\w.$]*+)\+0x[0-9a-f]+/0x[0-9a-f]+")
+_AT_RE = re.compile(r", at: (?:\[<[0-9a-f]+>\] )?([A-Za-z_$][\w.$]*+)\+0x")
 
 _STACK_MARKERS = frozenset(
     ["<TASK>", "</TASK>", "<IRQ>", "</IRQ>", "<NMI>", "</NMI>", "<SOFTIRQ>",
