@@ -118,10 +118,12 @@ unsigned flood_budget(struct flood *f, double now)
 	if (f->done)
 		return 0;
 
-	/* Tokens accrue at the send rate; cap the burst after a stall (slow
-	 * wakeup, socket backpressure) to 10 ms worth of packets. */
+	/* Tokens accrue at the send rate; a late wakeup (busy host) is made
+	 * up, but a long stall (SIGSTOP, paused peer) does not turn into a
+	 * burst: at most 50 ms worth of packets, 400 at 8000/s, well below
+	 * QEMU's 1000-packet target queue. */
 	f->tokens += f->rate * dt;
-	burst = f->rate * 0.010;
+	burst = f->rate * 0.050;
 	if (burst < 1)
 		burst = 1;
 	if (f->tokens > burst)

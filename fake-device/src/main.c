@@ -35,10 +35,16 @@ struct options {
 	struct fake_cfg dev;
 };
 
+/* Output is coalesced: the parser's per-packet writes land in `out` and
+ * go to the socket in one send() per loop iteration. */
+#define OUT_CAP (256 * 1024)
+
 struct sock_io {
 	int fd;
 	int eof;
 	int err;
+	uint8_t *out;
+	size_t out_len;
 };
 
 static const char usage_text[] =
@@ -68,7 +74,7 @@ static const char usage_text[] =
 "                         serving the idle camera until SIGTERM or close)\n"
 "  --window N             at most N packets modelled as queued in QEMU (256)\n"
 "  --guest-rate N         consumption rate of the queue model (ceiling)\n"
-"  --batch-ms MS          flood wakeup period in milliseconds (1)\n"
+"  --batch-ms MS          flood wakeup period in milliseconds (2)\n"
 "  --xu-selector0         let malformed/random send value events for the\n"
 "                         extension unit's selector 0 (see README)\n"
 "Hotplug:\n"
@@ -173,7 +179,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	fc->seed = 1;
 	fc->window = 256;
 	o->dev.hotplug_off = 0.5;
-	o->dev.batch = 0.001;
+	o->dev.batch = 0.002;
 	o->dev.max_buffered = 1u << 20;
 	o->dev.verbose = 1;
 	o->dev.log = stderr;
@@ -429,24 +435,57 @@ static int sock_read(void *ctx, uint8_t *data, int count)
 	return -1;
 }
 
+/* Send what is buffered; 0 when all of it went (or would block), -1 on a
+ * socket error (in s->err). */
+static int sock_flush(struct sock_io *s)
+{
+	size_t done = 0;
+
+	while (done < s->out_len) {
+		ssize_t n = send(s->fd, s->out + done, s->out_len - done,
+				 MSG_NOSIGNAL);
+
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			s->err = errno;
+			return -1;
+		}
+		break;
+	}
+	memmove(s->out, s->out + done, s->out_len - done);
+	s->out_len -= done;
+	return 0;
+}
+
 static int sock_write(void *ctx, uint8_t *data, int count)
 {
 	struct sock_io *s = ctx;
-	ssize_t n = send(s->fd, data, (size_t)count, MSG_NOSIGNAL);
+	size_t n = (size_t)count;
 
-	if (n >= 0)
-		return (int)n;
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-		return 0;
-	s->err = errno;
-	return -1;
+	if (s->err)
+		return -1;
+	if (s->out_len + n > OUT_CAP && sock_flush(s) < 0)
+		return -1;
+	if (s->out_len + n > OUT_CAP) {
+		if (s->out_len)
+			return 0;       /* would block: the parser keeps it */
+		n = OUT_CAP;
+	}
+	memcpy(s->out + s->out_len, data, n);
+	s->out_len += n;
+	return (int)n;
 }
 
 /* ---- Main loop --------------------------------------------------------------- */
 
 static int run(struct options *o, int sfd)
 {
-	struct sock_io sio = { .fd = -1 };
+	struct sock_io sio = { .fd = -1, .out = malloc(OUT_CAP) };
 	struct fake_io io = { &sio, sock_read, sock_write };
 	struct fake_dev *d;
 	const char *reason = "peer-closed";
@@ -458,6 +497,12 @@ static int run(struct options *o, int sfd)
 	else
 		sio.fd = connect_retry(o->connect_path, o->connect_timeout, sfd,
 				       &sig);
+	if (!sio.out) {
+		fprintf(stderr, "fake-uvc: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	if (sio.fd < 0)
+		free(sio.out);
 	if (sio.fd == -2)
 		return EXIT_OK;         /* signalled before a peer came */
 	if (sio.fd < 0)
@@ -465,6 +510,7 @@ static int run(struct options *o, int sfd)
 	if (set_nonblock(sio.fd) < 0) {
 		fprintf(stderr, "fake-uvc: fcntl: %s\n", strerror(errno));
 		close(sio.fd);
+		free(sio.out);
 		return EXIT_RUNTIME;
 	}
 
@@ -472,6 +518,7 @@ static int run(struct options *o, int sfd)
 	if (!d) {
 		fprintf(stderr, "fake-uvc: %s\n", err);
 		close(sio.fd);
+		free(sio.out);
 		return EXIT_RUNTIME;
 	}
 
@@ -486,6 +533,8 @@ static int run(struct options *o, int sfd)
 		fake_dev_tick(d, now);
 		if (fake_dev_want_write(d))
 			fake_dev_write(d);      /* errors land in sio.err */
+		if (sio.out_len)
+			sock_flush(&sio);
 		if (sio.err) {
 			if (sio.err == EPIPE || sio.err == ECONNRESET) {
 				reason = "peer-closed";
@@ -498,11 +547,11 @@ static int run(struct options *o, int sfd)
 			break;
 		}
 		if (fake_dev_done(d) && o->exit_when_done &&
-		    !fake_dev_want_write(d)) {
+		    !fake_dev_want_write(d) && !sio.out_len) {
 			reason = "flood-done";
 			break;
 		}
-		if (fake_dev_want_write(d))
+		if (fake_dev_want_write(d) || sio.out_len)
 			p[0].events |= POLLOUT;
 
 		deadline = fake_dev_deadline(d, now);
@@ -553,13 +602,17 @@ static int run(struct options *o, int sfd)
 	}
 
 	/* Best effort: flush what is queued (e.g. the last replies). */
-	if (!sio.eof && !sio.err && fake_dev_want_write(d))
-		fake_dev_write(d);
+	if (!sio.eof && !sio.err) {
+		if (fake_dev_want_write(d))
+			fake_dev_write(d);
+		sock_flush(&sio);
+	}
 	fake_dev_json(d, stdout, "exit", reason, now_s());
 	if (d->cfg.verbose >= 2)
 		fprintf(stderr, "fake-uvc: exiting: %s\n", reason);
 	fake_dev_free(d);
 	close(sio.fd);
+	free(sio.out);
 	return rc;
 }
 
