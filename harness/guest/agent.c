@@ -962,6 +962,9 @@ struct camera {
 	uint64_t input_found;
 	uint64_t input_disconnects;
 	uint64_t absent_ns;	/* total time disconnected */
+	uint64_t attach_ns_total;	/* open + enumerate + subscribe + input */
+	uint64_t attach_ns_max;
+	uint64_t cycle_ns_max;	/* drain + close + open + subscribe */
 };
 
 struct agent {
@@ -1455,6 +1458,8 @@ static bool camera_start_session(struct agent *a, struct camera *c,
 static void camera_attach(struct agent *a, struct camera *c, int fd,
 			  const char *path, uint64_t now)
 {
+	uint64_t took;
+
 	c->fd = fd;
 	if (path != c->video_path)	/* no overlapping snprintf */
 		snprintf(c->video_path, sizeof(c->video_path), "%s", path);
@@ -1471,6 +1476,10 @@ static void camera_attach(struct agent *a, struct camera *c, int fd,
 	/* The old input device, if still open, belongs to the old device. */
 	input_close(c);
 	input_find(a, c);
+	took = now_ns() - now;
+	c->attach_ns_total += took;
+	if (took > c->attach_ns_max)
+		c->attach_ns_max = took;
 }
 
 /* Reopen the same node (close/open cycle). */
@@ -1488,9 +1497,14 @@ static void camera_cycle(struct agent *a, struct camera *c, uint64_t now)
 	if (r == PROBE_OK &&
 	    strncmp((const char *)cap.bus_info, c->bus_info,
 		    sizeof(cap.bus_info)) == 0) {
+		uint64_t took;
+
 		c->fd = fd;
 		if (!camera_start_session(a, c, false))
 			camera_mark_absent(a, c, now);
+		took = now_ns() - now;
+		if (took > c->cycle_ns_max)
+			c->cycle_ns_max = took;
 		return;
 	}
 	if (r == PROBE_OK)
@@ -1775,6 +1789,9 @@ static void json_camera(struct jw *w, const struct camera *c)
 	jw_u64(w, "disconnects", c->disconnects);
 	jw_u64(w, "reconnects", c->reconnects);
 	jw_dbl(w, "absent_s", (double)c->absent_ns / 1e9, 3);
+	jw_dbl(w, "attach_s_total", (double)c->attach_ns_total / 1e9, 3);
+	jw_dbl(w, "attach_s_max", (double)c->attach_ns_max / 1e9, 3);
+	jw_dbl(w, "cycle_s_max", (double)c->cycle_ns_max / 1e9, 3);
 	jw_u64(w, "input_found", c->input_found);
 	jw_u64(w, "input_disconnects", c->input_disconnects);
 	jw_obj_end(w);
