@@ -129,7 +129,8 @@ class Report:
                   banner when the report has one, else the header)
     timestamp     seconds of the header line, None without timestamps
     context       the caller tag (``T245``, ``C0``) or None
-    message       DMA-API/detector message, or the panic message
+    message       DMA-API/detector message, the WARN() message x86 prints
+                  before a WARNING header, or the panic message
     aux_stacks    further stacks by heading: "Allocated by task",
                   "Freed by task", "Mapped at", "lockdep chain", ...
     truncated     the report's end was not seen (log ended, machine
@@ -618,7 +619,7 @@ _START_PREFIXES = (
 )
 
 _MAX_REPORT_LINES = 2000  # a report that never ends stops swallowing the log here
-_PRE_LINE_DISTANCE = 2  # a cut-here/banner line belongs to a header this close
+_PRE_LINE_DISTANCE = 5  # a cut-here/banner line belongs to a header this close
 
 
 class _Builder:
@@ -775,7 +776,7 @@ def _finish(b: _Builder, truncated: bool) -> Report:
         base = "KASAN: " + b.base_title + (" " + b.access if b.access else "")
     elif b.sanitizer is not None:
         base = b.sanitizer + ": " + b.base_title
-    elif b.message is not None:
+    elif b.message is not None and kind in ("DMA-API", "DETECTOR"):
         base = "DMA-API: " + _dma_short(b.message)
     if kind == "PANIC" or kind == "KCSAN":
         title = base  # the header names its functions already
@@ -1003,7 +1004,8 @@ _FEED_FIRST = frozenset("-RWNEIpP")
 _RIP_PREFIXES = ("RIP: ", "EIP: ", "IP: ", "pc : ", "PC is at ")
 
 class _Parser:
-    def __init__(self) -> None:
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines  # the whole log, for lines before a header
         self.open: dict[Optional[str], _Builder] = {}
         self.done: list[Report] = []
         # ctx -> (lineno, body, kind) of the last cut-here / banner line
@@ -1029,6 +1031,14 @@ class _Parser:
             b.raw.append(pre[1])
             b.first_line = pre[0]
             del self.pre[ctx]
+            # Lines between the banner and the header (x86 prints a WARN()
+            # message before the WARNING line) belong to the report too.
+            for ln in range(pre[0] + 1, lineno):
+                ts2, ctx2, body2 = _split_prefix(self.lines[ln - 1])
+                if ctx2 == ctx and body2 and not (ts2 is None and ts is not None):
+                    b.raw.append(body2)
+                    if b.message is None and kind == "WARNING":
+                        b.message = body2
         b.raw.append(body)
         if body.startswith(("BUG: KASAN: ", "BUG: KMSAN: ", "BUG: KFENCE: ", "BUG: KCSAN: ")):
             b.sanitizer = body[5:body.index(":", 5)]
@@ -1047,11 +1057,16 @@ class _Parser:
         return b
 
     def unfeed_pre(self, cur: _Builder, lineno: int) -> None:
-        """A banner/cut-here line fed to cur belongs to the header that follows."""
+        """A banner/cut-here line fed to cur, and what followed it, belong to
+        the header that follows."""
         pre = self.pre.get(cur.ctx)
-        if pre is not None and lineno - pre[0] <= _PRE_LINE_DISTANCE and cur.raw \
-                and cur.raw[-1] is pre[1]:
-            cur.raw.pop()
+        if pre is None or lineno - pre[0] > _PRE_LINE_DISTANCE:
+            return
+        raw = cur.raw
+        for i in range(len(raw) - 1, max(len(raw) - 1 - _PRE_LINE_DISTANCE, -1), -1):
+            if raw[i] is pre[1]:
+                del raw[i:]
+                return
 
     def header(self, cls: tuple[str, str, Optional[str]], body: str, lineno: int,
                ts: Optional[str], ctx: Optional[str]) -> None:
@@ -1311,17 +1326,18 @@ def _dma_kind(msg: str) -> str:
 
 def parse(text: str) -> list[Report]:
     """Parse console text and return its reports in log order."""
-    p = _Parser()
-    starts = _START_PREFIXES
-    open_ = p.open
-    split_prefix = _split_prefix
-    feed = p.feed
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     if _JOURNAL_RE.search(text, 0, 8192):
         # journalctl -k: "Dec 03 07:00:00 host kernel: msg" (or ISO dates).
         text = _JOURNAL_RE.sub("", text)
-    for lineno, line in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    p = _Parser(lines)
+    starts = _START_PREFIXES
+    open_ = p.open
+    split_prefix = _split_prefix
+    feed = p.feed
+    for lineno, line in enumerate(lines, 1):
         if not open_ and p.nmi_sink is None:
             # Fast path, no report open: only a header line matters.  The
             # body of "[ ts][ tag] body" starts after the last "] " of the

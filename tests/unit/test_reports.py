@@ -451,6 +451,24 @@ class Titles(unittest.TestCase):
             "DMA-API: dma_debug_entry pool grown to 131072 (200%)",
         ])), [])
 
+    def test_warn_message_of_another_task_is_not_taken(self):
+        text = "\n".join([
+            "[   10.000000][  T245] ------------[ cut here ]------------",
+            "[   10.000001][  T300] agent: open /dev/video0",
+            "[   10.000002][  T245] refcount_t: underflow; use-after-free.",
+            "[   10.000003][  T245] WARNING: CPU: 1 PID: 245 at lib/refcount.c:28 refcount_warn_saturate+0x13c/0x174",
+            "[   10.000004][  T245] Call Trace:",
+            "[   10.000005][  T245]  <TASK>",
+            "[   10.000006][  T245]  uvc_status_cleanup+0x20/0x40 [uvcvideo]",
+            "[   10.000007][  T245]  </TASK>",
+            "[   10.000008][  T245] ---[ end trace 0000000000000000 ]---",
+        ])
+        r = self.one(text)
+        self.assertEqual(r.title, "WARNING in uvc_status_cleanup")
+        self.assertEqual(r.message, "refcount_t: underflow; use-after-free.")
+        self.assertNotIn("agent: open /dev/video0", r.raw)
+        self.assertEqual(len(r.raw), 8)
+
     def test_warning_on_usb_submit_urb_blames_the_driver(self):
         r = self.one(tagged([
             "------------[ cut here ]------------",
@@ -467,6 +485,11 @@ class Titles(unittest.TestCase):
             "---[ end trace 0000000000000000 ]---",
         ]))
         self.assertEqual(r.title, "WARNING in uvc_status_start")
+        # x86 prints the WARN() message between the cut-here line and the header.
+        self.assertEqual(r.raw[:2], ["------------[ cut here ]------------",
+                                     "URB 00000000c1d2e3f4 submitted while active"])
+        self.assertEqual(r.message, "URB 00000000c1d2e3f4 submitted while active")
+        self.assertEqual(r.first_line, 1)
 
     def test_lockdep_recursive_and_suspicious_rcu(self):
         reps = parse(tagged([
