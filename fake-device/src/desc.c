@@ -430,7 +430,9 @@ int cam_descriptors_build(struct cam_descriptors *d)
 		CAM_EP_VIDEO, 0,        /* bmInfo */
 		CAM_ENTITY_OUTPUT,
 		2,                      /* bStillCaptureMethod */
-		1, 0,                   /* bTriggerSupport, bTriggerUsage */
+		/* bTriggerSupport 1, bTriggerUsage 1 (general purpose button):
+		 * since 6.x uvcvideo creates the input device only then. */
+		1, 1,
 		1,                      /* bControlSize; bmaControls all 0 */
 	};
 	size_t header_at = w.len;

@@ -401,6 +401,7 @@ static void test_streaming_descriptors(void **state)
 	assert_int_equal(h[8], CAM_ENTITY_OUTPUT);
 	assert_int_equal(h[9], 2);                      /* still method 2 */
 	assert_int_equal(h[10], 1);                     /* trigger support */
+	assert_int_equal(h[11], 1);                     /* general button */
 
 	for (size_t i = hi; i < w.n; i++) {
 		const uint8_t *p = &d.config[w.at[i]];
