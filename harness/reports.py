@@ -1008,7 +1008,7 @@ class _Parser:
         self.lines = lines  # the whole log, for lines before a header
         self.open: dict[Optional[str], _Builder] = {}
         self.done: list[Report] = []
-        # ctx -> (lineno, body, kind) of the last cut-here / banner line
+        # ctx -> (lineno, body) of the last cut-here / "=====" banner line
         self.pre: dict[Optional[str], tuple[int, str]] = {}
         self.nmi_sink: Optional[_Builder] = None
 
@@ -1121,7 +1121,7 @@ class _Parser:
             return
         if kind == "DMA-API" or kind == "WARNING":
             if (cur is not None and not cur.tail and cur.message is not None
-                    and not cur.warn_header and len(cur.raw) <= 3):
+                    and not cur.warn_header and not cur.stack_started and len(cur.raw) <= 10):
                 # x86: __warn_printk printed the DMA-API message first.
                 cur.raw.append(body)
                 cur.warn_header = True

@@ -443,6 +443,24 @@ class Titles(unittest.TestCase):
         self.assertEqual(len(r.raw), 13)
         self.assertFalse(r.truncated)
 
+    def test_detector_message_over_three_lines_then_warning(self):
+        r = self.one(tagged([
+            "------------[ cut here ]------------",
+            "DMA-API: xhci_hcd 0000:00:04.0: mapping shares a cache line with CPU-owned data [offset=3600]",
+            "DMA-API: xhci_hcd 0000:00:04.0: object kmalloc-8k size 8192",
+            "DMA-API: xhci_hcd 0000:00:04.0: line size 128, DMA_FROM_DEVICE",
+            "WARNING: CPU: 1 PID: 245 at kernel/dma/debug.c:1312 debug_dma_check_sharing+0x3a1/0x4d0",
+            "Call Trace:",
+            " <TASK>",
+            " debug_dma_map_page+0x1a7/0x1f0",
+            " uvc_status_start+0x4f/0x70 [uvcvideo]",
+            " </TASK>",
+            "---[ end trace 0000000000000000 ]---",
+        ]))
+        self.assertEqual(r.title, "DMA-API: mapping shares a cache line with CPU-owned data in uvc_status_start")
+        self.assertEqual(len(r.raw), 11)
+        self.assertFalse(r.truncated)
+
     def test_dma_api_informational_lines_are_not_reports(self):
         self.assertEqual(parse(tagged([
             "DMA-API: preallocated 65536 debug entries",
