@@ -317,7 +317,8 @@ static struct req_result standard_request(struct cam_state *st,
 				      st->desc->config_len);
 			return r;
 		case USB_DT_STRING:
-			n = cam_string_descriptor(index, buf, sizeof(buf));
+			n = cam_string_descriptor(st->desc, index, buf,
+						  sizeof(buf));
 			if (n < 0)
 				return STALL_STD;
 			r.len = reply(in, in_size, s->wLength, buf, (size_t)n);

@@ -268,10 +268,11 @@ static const char *const cam_strings[] = {
 	NULL,                   /* 0: language IDs */
 	"dmaharness",
 	"Fake UVC Camera",
-	"DMAH-0001",
+	NULL,                   /* 3: serial number, per device */
 };
 
-int cam_string_descriptor(uint8_t index, uint8_t *buf, size_t size)
+int cam_string_descriptor(const struct cam_descriptors *d, uint8_t index,
+			  uint8_t *buf, size_t size)
 {
 	size_t n = sizeof(cam_strings) / sizeof(cam_strings[0]);
 
@@ -285,7 +286,8 @@ int cam_string_descriptor(uint8_t index, uint8_t *buf, size_t size)
 	}
 
 	size_t len = 2;
-	for (const char *s = cam_strings[index]; *s && len + 2 <= size &&
+	const char *str = index == 3 ? d->serial : cam_strings[index];
+	for (const char *s = str; *s && len + 2 <= size &&
 	     len + 2 <= 254; s++) {
 		buf[len++] = (uint8_t)*s;
 		buf[len++] = 0;
@@ -396,7 +398,7 @@ static void put_format(struct writer *w, const struct cam_format *f)
 	put(w, vs_color_desc, sizeof(vs_color_desc));
 }
 
-int cam_descriptors_build(struct cam_descriptors *d)
+int cam_descriptors_build(struct cam_descriptors *d, const char *serial)
 {
 	struct writer w = { d->config, 0, sizeof(d->config), 0 };
 	static const uint8_t config_head[9] = {
@@ -404,6 +406,14 @@ int cam_descriptors_build(struct cam_descriptors *d)
 		0, 0x80, 250,           /* bus powered, 500 mA */
 	};
 
+	if (!serial)
+		serial = CAM_DEFAULT_SERIAL;
+	if (!*serial || strlen(serial) > CAM_SERIAL_MAX)
+		return -1;
+	for (const char *s = serial; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			return -1;
+	strcpy(d->serial, serial);
 	memcpy(d->device, device_desc, sizeof(d->device));
 	memcpy(d->qualifier, qualifier_desc, sizeof(d->qualifier));
 

@@ -143,19 +143,26 @@ extern const size_t cam_n_entities;
 /* ---- Serialized descriptors --------------------------------------------- */
 #define CAM_CONFIG_MAX 1024
 
+#define CAM_SERIAL_MAX 32
+#define CAM_DEFAULT_SERIAL "DMAH-0001"
+
 struct cam_descriptors {
+	char serial[CAM_SERIAL_MAX + 1];    /* string 3; printable ASCII */
 	uint8_t device[18];
 	uint8_t qualifier[10];
 	uint8_t config[CAM_CONFIG_MAX];
 	size_t config_len;
 };
 
-/* Build the serialized descriptors; returns 0, or -1 if a table overflows. */
-int cam_descriptors_build(struct cam_descriptors *d);
+/* Build the serialized descriptors with serial number @serial (NULL: the
+ * default); returns 0, or -1 if a table overflows or the serial is not 1-32
+ * printable ASCII characters. */
+int cam_descriptors_build(struct cam_descriptors *d, const char *serial);
 
 /* String descriptor @index (0 = language IDs) into @buf; returns its length,
  * or -1 if there is no such string. */
-int cam_string_descriptor(uint8_t index, uint8_t *buf, size_t size);
+int cam_string_descriptor(const struct cam_descriptors *d, uint8_t index,
+			  uint8_t *buf, size_t size);
 
 /* Find a control; NULL if (unit, selector) is not implemented. */
 const struct ctrl_def *cam_find_ctrl(uint8_t unit, uint8_t selector);

@@ -619,9 +619,10 @@ struct fake_dev *fake_dev_new(const struct fake_cfg *cfg,
 	d->started_at = now;
 	d->next_disconnect = -1;
 	d->reconnect_at = -1;
-	if (cam_descriptors_build(&d->desc) < 0) {
-		snprintf(err, err_size, "descriptor tables exceed %d bytes",
-			 CAM_CONFIG_MAX);
+	if (cam_descriptors_build(&d->desc, cfg->serial) < 0) {
+		snprintf(err, err_size, "cannot build the descriptors: serial "
+			 "must be 1-%d printable ASCII characters, tables at "
+			 "most %d bytes", CAM_SERIAL_MAX, CAM_CONFIG_MAX);
 		free(d);
 		return NULL;
 	}

@@ -33,6 +33,7 @@ struct fake_cfg {
 	double batch;               /* seconds between flood wakeups */
 	uint64_t max_buffered;      /* stop generating above this many queued
 				       output bytes (peer not reading) */
+	const char *serial;         /* iSerialNumber string; NULL: default */
 	int verbose;                /* 0 errors, 1 +warnings, 2 +info, 3 debug */
 	FILE *log;                  /* NULL: no log at all */
 };

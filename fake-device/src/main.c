@@ -75,6 +75,8 @@ static const char usage_text[] =
 "  --window N             at most N packets modelled as queued in QEMU (256)\n"
 "  --guest-rate N         consumption rate of the queue model (ceiling)\n"
 "  --batch-ms MS          flood wakeup period in milliseconds (2)\n"
+"  --serial STR           the camera's serial number string (DMAH-0001);\n"
+"                         give each camera its own when running several\n"
 "  --xu-selector0         let malformed/random send value events for the\n"
 "                         extension unit's selector 0 (see README)\n"
 "Hotplug:\n"
@@ -144,7 +146,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		OPT_LISTEN = 256, OPT_CONNECT, OPT_CONNECT_TIMEOUT, OPT_PATTERN,
 		OPT_RATE, OPT_SEED, OPT_DURATION, OPT_COUNT, OPT_EXIT_DONE,
 		OPT_WINDOW, OPT_GUEST_RATE, OPT_BATCH, OPT_XU0, OPT_HOTPLUG,
-		OPT_HOTPLUG_OFF,
+		OPT_HOTPLUG_OFF, OPT_SERIAL,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -160,6 +162,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "guest-rate", required_argument, NULL, OPT_GUEST_RATE },
 		{ "batch-ms", required_argument, NULL, OPT_BATCH },
 		{ "xu-selector0", no_argument, NULL, OPT_XU0 },
+		{ "serial", required_argument, NULL, OPT_SERIAL },
 		{ "hotplug", required_argument, NULL, OPT_HOTPLUG },
 		{ "hotplug-off", required_argument, NULL, OPT_HOTPLUG_OFF },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -251,6 +254,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_XU0:
 			fc->xu_selector0 = 1;
 			break;
+		case OPT_SERIAL: {
+			struct cam_descriptors probe;
+
+			if (cam_descriptors_build(&probe, optarg) < 0)
+				return usage_error("bad --serial '%s' (1-32 "
+						   "printable ASCII characters)",
+						   optarg);
+			o->dev.serial = optarg;
+			break;
+		}
 		case OPT_HOTPLUG:
 			if (parse_double(optarg, &o->dev.hotplug_period, 1) ||
 			    o->dev.hotplug_period < 0.1)
@@ -334,10 +347,14 @@ static int wait_fd_or_signal(int fd, int sfd, int timeout_ms, int *sig)
 	return n > 1 && p[1].revents ? 1 : 0;
 }
 
+/* The socket appears at @path only once it accepts connections: it is
+ * bound under a temporary name, put in listening state, then hard-linked to
+ * @path (which fails rather than replace an existing file). */
 static int listen_accept(const char *path, int sfd, int *sig)
 {
 	struct sockaddr_un a;
 	struct stat stb;
+	char tmp[sizeof(a.sun_path) + 16];
 	int lfd, cfd;
 
 	if (make_addr(path, &a) < 0)
@@ -347,18 +364,28 @@ static int listen_accept(const char *path, int sfd, int *sig)
 			"replace it\n", path);
 		return -1;
 	}
+	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
+	if (make_addr(tmp, &a) < 0)
+		return -1;
 	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0) {
 		fprintf(stderr, "fake-uvc: socket: %s\n", strerror(errno));
 		return -1;
 	}
-	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-	    listen(lfd, 1) < 0) {
-		fprintf(stderr, "fake-uvc: cannot listen on %s: %s\n", path,
+	if (bind(lfd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		fprintf(stderr, "fake-uvc: cannot create socket %s: %s\n", tmp,
 			strerror(errno));
 		close(lfd);
 		return -1;
 	}
+	if (listen(lfd, 1) < 0 || link(tmp, path) < 0) {
+		fprintf(stderr, "fake-uvc: cannot listen on %s: %s\n", path,
+			strerror(errno));
+		unlink(tmp);
+		close(lfd);
+		return -1;
+	}
+	unlink(tmp);
 	for (;;) {
 		int r = wait_fd_or_signal(lfd, sfd, -1, sig);
 

@@ -23,6 +23,10 @@ check "no transport is a usage error (2)" "[ $? -eq 2 ] && grep -q 'exactly one'
 check "bad pattern is a usage error (2)" "[ $? -eq 2 ] && grep -q 'unknown pattern' '$dir/err'"
 "$BIN" --listen "$dir/s" --rate -5 >/dev/null 2>&1
 check "bad rate is a usage error (2)" "[ $? -eq 2 ]"
+"$BIN" --listen "$dir/s" --serial "" >/dev/null 2>&1
+check "empty serial is a usage error (2)" "[ $? -eq 2 ]"
+"$BIN" --listen "$dir/s" --duration 5x >/dev/null 2>&1
+check "bad duration is a usage error (2)" "[ $? -eq 2 ]"
 : >"$dir/exists"
 "$BIN" --listen "$dir/exists" >/dev/null 2>"$dir/err"
 check "existing path is refused (1)" "[ $? -eq 1 ] && grep -q 'already exists' '$dir/err'"
@@ -55,7 +59,8 @@ PY
 	check "usb-host sends hello first" "grep -q '^hello$' '$dir/peer1'"
 	check "one JSON line with reason peer-closed" \
 		"[ \$(wc -l <'$dir/out1') -eq 1 ] && grep -q '\"reason\":\"peer-closed\"' '$dir/out1' && grep -q '\"version\":1' '$dir/out1'"
-	check "socket removed at exit" "[ ! -e '$dir/a.sock' ]"
+	check "socket removed at exit, no temporary left" \
+		"[ ! -e '$dir/a.sock' ] && [ -z \"\$(ls '$dir' | grep '^a.sock')\" ]"
 
 	"$BIN" --listen "$dir/b.sock" -q >"$dir/out2" 2>"$dir/err2" &
 	pid=$!

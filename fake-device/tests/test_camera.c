@@ -15,7 +15,7 @@ static struct fixture *fx_new(void)
 {
 	static struct fixture f;
 
-	assert_int_equal(cam_descriptors_build(&f.d), 0);
+	assert_int_equal(cam_descriptors_build(&f.d, NULL), 0);
 	cam_state_init(&f.st, &f.d);
 	assert_int_equal(cam_set_configuration(&f.st, 1), 0);
 	return &f;

@@ -20,7 +20,7 @@ static struct cam_descriptors build(void)
 {
 	struct cam_descriptors d;
 
-	assert_int_equal(cam_descriptors_build(&d), 0);
+	assert_int_equal(cam_descriptors_build(&d, NULL), 0);
 	return d;
 }
 
@@ -473,23 +473,35 @@ static void test_streaming_descriptors(void **state)
 
 static void test_strings(void **state)
 {
+	struct cam_descriptors d = build();
 	uint8_t buf[256];
 	int n;
 
 	(void)state;
-	n = cam_string_descriptor(0, buf, sizeof(buf));
+	n = cam_string_descriptor(&d, 0, buf, sizeof(buf));
 	assert_int_equal(n, 4);
 	assert_int_equal(le16(&buf[2]), 0x0409);
 	for (uint8_t i = 1; i <= 3; i++) {
-		n = cam_string_descriptor(i, buf, sizeof(buf));
+		n = cam_string_descriptor(&d, i, buf, sizeof(buf));
 		assert_true(n > 2);
 		assert_int_equal(buf[0], n);
 		assert_int_equal(buf[1], USB_DT_STRING);
 		assert_int_equal(n % 2, 0);
 	}
-	n = cam_string_descriptor(2, buf, sizeof(buf));
+	n = cam_string_descriptor(&d, 2, buf, sizeof(buf));
 	assert_int_equal(n, 2 + 2 * (int)strlen("Fake UVC Camera"));
-	assert_int_equal(cam_string_descriptor(4, buf, sizeof(buf)), -1);
+	assert_int_equal(cam_string_descriptor(&d, 4, buf, sizeof(buf)), -1);
+
+	/* per-camera serial number */
+	assert_int_equal(cam_descriptors_build(&d, "CAM-7"), 0);
+	n = cam_string_descriptor(&d, 3, buf, sizeof(buf));
+	assert_int_equal(n, 2 + 2 * 5);
+	assert_int_equal(buf[2], 'C');
+	assert_int_equal(buf[10], '7');
+	assert_int_equal(cam_descriptors_build(&d, ""), -1);
+	assert_int_equal(cam_descriptors_build(&d, "bad\nserial"), -1);
+	assert_int_equal(cam_descriptors_build(&d,
+		"0123456789012345678901234567890123"), -1);
 }
 
 TEST_LIST(desc_tests,

@@ -26,7 +26,7 @@ static struct env *env_new(const struct flood_cfg *c)
 {
 	static struct env e;
 
-	assert_int_equal(cam_descriptors_build(&e.d), 0);
+	assert_int_equal(cam_descriptors_build(&e.d, NULL), 0);
 	cam_state_init(&e.st, &e.d);
 	flood_init(&e.f, c, flood_ceiling(CAM_EP_STATUS_INTERVAL));
 	return &e;
