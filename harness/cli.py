@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import errors, fragments, initramfs, kernel, paths, qemu, series
+from . import errors, fragments, initramfs, kernel, paths, qemu, reports, series
 from .errors import HarnessError
 from .progress import Progress
 
@@ -109,9 +109,11 @@ def cmd_boot(a) -> int:
                **result.to_json()}
     (run_dir / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload}, indent=1) + "\n")
     if not result.ok:
-        if a.json:
-            _emit(a, payload, "")
-        result.raise_for_outcome()
+        try:
+            result.raise_for_outcome()
+        except HarnessError as e:
+            e.payload = payload
+            raise
     facts = ", ".join(k for k, v in result.watch.facts.items() if v) or "none"
     _emit(a, payload,
           f"{art.key}: {result.describe()} in {result.wall:.1f}s ({result.accel})\n"
@@ -162,6 +164,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--run-dir", help="folder for the console log and results "
                                      "(default: a new folder under <cache>/runs)")
     bt.set_defaults(func=cmd_boot)
+
+    r = sub.add_parser("reports", add_help=False,
+                       help="list the kernel reports (KASAN, DMA-API, WARNING, ...) in a console log")
+    r.add_argument("args", nargs=argparse.REMAINDER)
+    r.set_defaults(func=lambda a: reports.main(a.args))
     return p
 
 
@@ -169,15 +176,22 @@ def _on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
+DELEGATED = {"reports": lambda argv: reports.main(argv)}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in DELEGATED:
+        # subcommands with their own argparse (and --help)
+        return DELEGATED[argv[0]](argv[1:])
     a = parser().parse_args(argv)
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return a.func(a)
     except HarnessError as e:
         if getattr(a, "json", False):
-            print(json.dumps({"version": JSON_VERSION, "command": a.command, "ok": False,
-                              "error": e.to_json()}, indent=1))
+            print(json.dumps({"version": JSON_VERSION, "command": a.command, **e.payload,
+                              "ok": False, "error": e.to_json()}, indent=1))
         sys.stderr.write(f"\ndmaharness {a.command}: error: {e.message}\n")
         if e.detail and not getattr(a, "quiet", False):
             sys.stderr.write(e.detail.rstrip() + "\n")

@@ -35,6 +35,7 @@ class HarnessError(Exception):
         self.message = message
         self.detail = detail
         self.path = path
+        self.payload: dict = {}   # extra fields for the --json output
 
     def to_json(self) -> dict:
         out = {"kind": self.kind, "message": self.message, "exit_code": self.exit_code}

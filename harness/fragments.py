@@ -165,7 +165,8 @@ def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntr
     found: dict[str, list[KconfigEntry]] = {}
     selectors: dict[str, list[str]] = {}
     for path in _kconfig_files(srctree):
-        lines = path.read_text(errors="replace").splitlines()
+        # join continuation lines ("depends on A || \\\n B")
+        lines = path.read_text(errors="replace").replace("\\\n", " ").splitlines()
         i = 0
         current = None
         while i < len(lines):
