@@ -834,8 +834,8 @@ void fake_dev_json(const struct fake_dev *d, FILE *out, const char *event,
 		fprintf(out, "%s\"%s\":%llu", i ? "," : "", pkt_kind_names[i],
 			(unsigned long long)f->st.by_kind[i]);
 	fprintf(out, "},\"interrupt_starts\":%llu,\"interrupt_stops\":%llu,"
-		"\"est_guest_consumed\":%.0f,\"est_queued\":%.0f,"
-		"\"est_discarded\":%.0f,\"window_full\":%llu,"
+		"\"model_drained\":%.0f,\"model_queued\":%.0f,"
+		"\"model_discarded\":%.0f,\"window_full\":%llu,"
 		"\"socket_throttled\":%llu,",
 		(unsigned long long)f->st.starts, (unsigned long long)f->st.stops,
 		f->st.est_consumed, f->est_queue, f->st.est_discarded,
