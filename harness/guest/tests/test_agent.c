@@ -865,6 +865,43 @@ static void check_truth(struct tctx *t, const struct camera *c,
 	CHECK(t, c->ev_value == c->seq.dequeued);
 }
 
+/* Every field the JSON comment in agent.c documents is present. */
+static void check_documented_fields(struct tctx *t, const char *j)
+{
+	static const char *const keys[] = {
+		"version", "tool", "error", "exit_code", "stopped_by", "options",
+		"duration_s", "wait_s", "cycle_hz", "phys_hz", "cameras",
+		"devices", "initial", "series", "wait_elapsed_s",
+		"run_elapsed_s", "cameras_requested", "cameras_found", "totals",
+		"events_dequeued", "events_emitted", "events_dropped",
+		"seq_anomalies", "key_events", "syn_dropped", "phys_reads",
+		"phys_mismatches", "cycles", "opens", "disconnects",
+		"reconnects", "errors", "scheduling", "cycle_ticks",
+		"cycle_ticks_skipped", "phys_ticks", "phys_ticks_skipped",
+		"index", "video_device", "bus_info", "card", "found",
+		"present_at_end", "input_device", "input_name", "input_phys",
+		"input_match", "events_value_change", "events_flags_change",
+		"events_range_change", "events_other_type",
+		"events_unknown_control", "controls", "class_controls",
+		"used_queryctrl", "subscriptions", "subscribe_failures",
+		"per_control", "id", "name", "type", "subscribed", "events",
+		"key_press", "key_release", "key_repeat", "key_other_codes",
+		"input_events", "phys_last_mismatch", "open_failures",
+		"absent_s", "attach_s_total", "attach_s_max", "cycle_s_max",
+		"input_found", "input_disconnects", "errors_unrecorded",
+		"interval_s", "truncated",
+	};
+	char v[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!json_field(j, keys[i], v, sizeof(v))) {
+			t->checks_failed++;
+			fprintf(stderr, "    field \"%s\" missing\n", keys[i]);
+		}
+	}
+}
+
 static void test_sim_basic(struct tctx *t)
 {
 	struct agent *a;
@@ -928,6 +965,7 @@ static void test_sim_basic(struct tctx *t)
 		CHECK_STR(t, v, "\"/dev/input/event3\"");
 		CHECK(t, strstr(w.buf, "\"name\":\"Brightness\"") != NULL);
 		CHECK(t, strstr(w.buf, "\"series\":{\"interval_s\":1,") != NULL);
+		check_documented_fields(t, w.buf);
 	}
 	jw_free(&w);
 	sim_free(a);
