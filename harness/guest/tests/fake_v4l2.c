@@ -85,6 +85,7 @@ struct sim_cam {
 	uint64_t phys_ioctls;
 	uint64_t corrupt_phys_on;	/* n-th EVIOCGPHYS returns garbage */
 	const char *phys_suffix;	/* instead of "/button" */
+	bool no_ext_ctrl;	/* VIDIOC_QUERY_EXT_CTRL -> ENOTTY (old kernel) */
 	uint64_t emitted_seen;	/* per closed fh: last dequeued seq + 1 */
 	uint64_t dequeued;
 	uint64_t subscribe_ok;
@@ -553,33 +554,54 @@ static int sim_ioctl_video(struct sim_fh *f, unsigned long req, void *arg)
 		errno = ENOTTY;
 		return -1;
 	}
-	if (req == VIDIOC_QUERY_EXT_CTRL) {
-		struct v4l2_query_ext_ctrl *q = arg;
-		uint32_t want = q->id & V4L2_CTRL_ID_MASK;
+	if (req == VIDIOC_QUERY_EXT_CTRL && c->no_ext_ctrl) {
+		errno = ENOTTY;
+		return -1;
+	}
+	if (req == VIDIOC_QUERY_EXT_CTRL || req == VIDIOC_QUERYCTRL) {
+		uint32_t *idp = req == VIDIOC_QUERYCTRL ?
+				&((struct v4l2_queryctrl *)arg)->id :
+				&((struct v4l2_query_ext_ctrl *)arg)->id;
+		uint32_t want = *idp & V4L2_CTRL_ID_MASK, id = 0, type = 0;
+		const char *name = NULL;
 		int k;
 
-		if (!(q->id & V4L2_CTRL_FLAG_NEXT_CTRL)) {
+		if (!(*idp & V4L2_CTRL_FLAG_NEXT_CTRL)) {
 			errno = EINVAL;	/* only enumeration is modelled */
 			return -1;
 		}
-		memset(q, 0, sizeof(*q));
 		if (want < SIM_CLASS_ID) {
-			q->id = SIM_CLASS_ID;
-			q->type = V4L2_CTRL_TYPE_CTRL_CLASS;
-			snprintf(q->name, sizeof(q->name), "User Controls");
-			return 0;
+			id = SIM_CLASS_ID;
+			type = V4L2_CTRL_TYPE_CTRL_CLASS;
+			name = "User Controls";
 		}
-		for (k = 0; k < SIM_NCTRL; k++) {
+		for (k = 0; k < SIM_NCTRL && !name; k++) {
 			if (sim_ctrls[k].id > want) {
-				q->id = sim_ctrls[k].id;
-				q->type = V4L2_CTRL_TYPE_INTEGER;
-				snprintf(q->name, sizeof(q->name), "%s",
-					 sim_ctrls[k].name);
-				return 0;
+				id = sim_ctrls[k].id;
+				type = V4L2_CTRL_TYPE_INTEGER;
+				name = sim_ctrls[k].name;
 			}
 		}
-		errno = EINVAL;
-		return -1;
+		if (!name) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (req == VIDIOC_QUERYCTRL) {
+			struct v4l2_queryctrl *q = arg;
+
+			memset(q, 0, sizeof(*q));
+			q->id = id;
+			q->type = type;
+			snprintf((char *)q->name, sizeof(q->name), "%s", name);
+		} else {
+			struct v4l2_query_ext_ctrl *q = arg;
+
+			memset(q, 0, sizeof(*q));
+			q->id = id;
+			q->type = type;
+			snprintf(q->name, sizeof(q->name), "%s", name);
+		}
+		return 0;
 	}
 	if (req == VIDIOC_SUBSCRIBE_EVENT) {
 		struct v4l2_event_subscription *s = arg;

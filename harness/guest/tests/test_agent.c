@@ -1251,6 +1251,32 @@ static void test_sim_input_by_name(struct tctx *t)
 	sim_free(a);
 }
 
+static void test_sim_queryctrl_fallback(struct tctx *t)
+{
+	struct agent *a;
+	struct sim_cam *sc;
+
+	sim_reset();
+	sc = sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+	sc->no_ext_ctrl = true;
+	a = sim_agent();
+	if (!a) {
+		t->checks_failed++;
+		return;
+	}
+	a->opt.duration_s = 0.3;
+	CHECK(t, sim_run(a));
+	CHECK(t, a->cam[0].used_queryctrl);
+	CHECK(t, a->cam[0].ctrls.n == SIM_NCTRL);
+	CHECK(t, a->cam[0].class_controls == 1);
+	CHECK(t, a->cam[0].subscribed == SIM_NCTRL);
+	CHECK_STR(t, a->cam[0].ctrls.c[3].name, "Hue");
+	CHECK(t, a->cam[0].seq.dequeued > 200);
+	CHECK(t, a->errs.total == 0);
+	check_truth(t, &a->cam[0], sc);
+	sim_free(a);
+}
+
 static void test_sim_sigterm(struct tctx *t)
 {
 	struct agent *a;
@@ -1522,6 +1548,7 @@ static const struct test tests[] = {
 	{ "sim_fewer_cameras", test_sim_fewer_cameras, false },
 	{ "sim_input_by_name", test_sim_input_by_name, false },
 	{ "sim_sigterm", test_sim_sigterm, false },
+	{ "sim_queryctrl_fallback", test_sim_queryctrl_fallback, false },
 	{ "cli_help", test_cli_help, true },
 	{ "cli_usage_error", test_cli_usage_error, true },
 	{ "cli_no_camera", test_cli_no_camera, true },
