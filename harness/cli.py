@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import sys
 import time
 from pathlib import Path
 
-from . import errors, fragments, initramfs, kernel, paths, qemu, reports, series
+from . import camera, errors, fragments, initramfs, kernel, paths, qemu, reports, series
 from .errors import HarnessError
 from .progress import Progress
 
@@ -25,6 +26,7 @@ exit codes:
   4    bad input: a series, patch, fragment or config option is wrong
   5    the kernel or a C helper failed to build
   6    the guest failed: panic, hang, silence, missing end marker, bad status
+  7    the fake device failed (crashed, never listened)
   130  interrupted
 
 The cache folder is $DMAHARNESS_CACHE, else ~/.cache/dmaharness.
@@ -85,28 +87,32 @@ def new_run_dir(label: str) -> Path:
     return d
 
 
-def cmd_boot(a) -> int:
+def _prepare(a, label: str, cfg: initramfs.RunConfig):
+    """Build the variant (cached), the initramfs, and a run folder."""
     prog = Progress(quiet=a.quiet)
     res = kernel.build(_variant(a), jobs=a.jobs, progress=prog, force=a.force)
     art = res.artifacts
-    agent = initramfs.build_agent() if a.workload == "agent" else None
-    if a.workload == "agent" and agent is None:
-        raise errors.BuildError("--workload agent needs harness/guest/Makefile to build the agent")
+    agent = initramfs.build_agent() if cfg.workload == "agent" else None
+    if cfg.workload == "agent" and agent is None:
+        raise errors.BuildError("the agent workload needs harness/guest/Makefile to build the agent")
     base = initramfs.base_archive(art, agent)
-    run_dir = Path(a.run_dir) if a.run_dir else new_run_dir(f"boot-{a.kernel}")
+    run_dir = Path(a.run_dir) if a.run_dir else new_run_dir(f"{label}-{a.kernel}")
     run_dir.mkdir(parents=True, exist_ok=True)
-    cfg = initramfs.RunConfig(modules=tuple(m for m in a.modules.split(",") if m),
-                              workload=a.workload, agent_args=a.agent_args,
-                              workload_cmd=a.cmd)
     initrd = initramfs.run_archive(art, base, cfg, run_dir)
-    req = qemu.BootRequest(kernel=art.bzimage, initrd=initrd, console=run_dir / "console.log",
-                           append=a.append, memory_mb=a.memory, smp=a.smp, accel=a.accel,
-                           timeout=a.timeout, silence=a.silence)
-    prog.note(f"[boot {a.kernel}] console: {req.console}")
+    return prog, res, run_dir, initrd
+
+
+def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=()):
+    req = qemu.BootRequest(kernel=res.artifacts.bzimage, initrd=initrd,
+                           console=run_dir / "console.log", append=a.append, memory_mb=a.memory,
+                           smp=a.smp, accel=a.accel, timeout=timeout, silence=a.silence,
+                           extra_args=list(extra_args))
+    prog.note(f"[{a.command} {a.kernel}] console: {req.console}")
     out = (lambda t: sys.stderr.write(t)) if a.console else None
-    result = qemu.boot(req, on_output=out)
-    payload = {"command": "boot", "ok": result.ok, "build": res.to_json(), "run_dir": str(run_dir),
-               **result.to_json()}
+    return qemu.boot(req, on_output=out)
+
+
+def _finish(a, run_dir: Path, payload: dict, result) -> None:
     (run_dir / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload}, indent=1) + "\n")
     if not result.ok:
         try:
@@ -114,11 +120,92 @@ def cmd_boot(a) -> int:
         except HarnessError as e:
             e.payload = payload
             raise
+
+
+def cmd_boot(a) -> int:
+    cfg = initramfs.RunConfig(modules=tuple(m for m in a.modules.split(",") if m),
+                              workload=a.workload, agent_args=a.agent_args, workload_cmd=a.cmd)
+    prog, res, run_dir, initrd = _prepare(a, "boot", cfg)
+    art = res.artifacts
+    result = _boot(a, prog, res, run_dir, initrd, timeout=a.timeout)
+    payload = {"command": "boot", "ok": result.ok, "build": res.to_json(), "run_dir": str(run_dir),
+               **result.to_json()}
+    _finish(a, run_dir, payload, result)
     facts = ", ".join(k for k, v in result.watch.facts.items() if v) or "none"
     _emit(a, payload,
           f"{art.key}: {result.describe()} in {result.wall:.1f}s ({result.accel})\n"
-          f"  seen     {facts}\n  console  {req.console}\n  result   {run_dir / 'result.json'}")
+          f"  seen     {facts}\n  console  {result.console}\n  result   {run_dir / 'result.json'}")
     return errors.EXIT_OK
+
+
+def cmd_run(a) -> int:
+    flood = camera.Flood.parse(a.flood)
+    duration = camera.parse_duration(a.duration)
+    agent_args = [f"--duration {duration:g}", "--wait 30", f"--cameras {a.cameras}",
+                  f"--cycle-hz {a.cycle_hz:g}", f"--phys-hz {a.phys_hz:g}", "--series"]
+    cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent",
+                              agent_args=" ".join(agent_args + ([a.agent_args] if a.agent_args else [])))
+    prog, res, run_dir, initrd = _prepare(a, "run", cfg)
+    spec = camera.CameraSpec(flood, duration + 5, a.seed, a.hotplug)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with camera.Cameras(a.cameras, spec, run_dir) as cams:
+        prog.note(f"[run {a.kernel}] {a.cameras} camera(s), flood {flood.pattern}:{flood.rate} "
+                  f"for {duration:g}s")
+        result = _boot(a, prog, res, run_dir, initrd, timeout=duration + a.timeout,
+                       extra_args=cams.qemu_args())
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        crashed = cams.crashed()
+    qemu_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    agent = camera.agent_result(result.console.read_text(errors="replace"))
+    summary = camera.summarize(agent, cams.cams, duration)
+    summary["qemu_cpu_s"] = round(qemu_cpu, 3)
+    summary["fake_device_cpu_share"] = round(summary["fake_device_cpu_s"] / qemu_cpu, 4) if qemu_cpu else None
+    payload = {"command": "run", "ok": result.ok and not crashed and agent is not None,
+               "build": res.to_json(), "run_dir": str(run_dir), "flood": flood.__dict__,
+               "duration_s": duration, "summary": summary, "agent": agent,
+               "cameras": [c.counters for c in cams.cams], **result.to_json()}
+    if crashed and result.ok:
+        (run_dir / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload}, indent=1) + "\n")
+        c = crashed[0]
+        e = errors.DeviceError(f"fake camera {c.index} failed (exit {c.exit_code}): "
+                               f"{camera._tail(c.stderr)}", path=str(c.stderr))
+        e.payload = payload
+        raise e
+    _finish(a, run_dir, payload, result)
+    if agent is None:
+        e = errors.GuestError(f"the guest agent printed no result line; console {result.console}",
+                              path=str(result.console))
+        e.payload = payload
+        raise e
+    s = summary
+    _emit(a, payload,
+          f"{res.artifacts.key}: {flood.pattern}:{flood.rate} flood, {s['cameras']} camera(s), "
+          f"{duration:g}s ({result.accel})\n"
+          f"  sent by the fake camera(s)   {s['sent']}\n"
+          f"  counted in the guest         {s['guest_counted']} "
+          f"({s['guest_events_emitted']} control events emitted, {s['guest_key_events']} key events)\n"
+          f"  delivered rate               {s['guest_rate_per_s']:.0f}/s "
+          f"({100 * s['ratio_to_ceiling']:.0f}% of the {s['ceiling_per_s']}/s ceiling)\n"
+          f"  phys reads, open/close       {s['phys_reads']}, {s['cycles']}\n"
+          f"  fake device CPU / QEMU CPU   {s['fake_device_cpu_s']:.2f}s / {s['qemu_cpu_s']:.1f}s\n"
+          f"  console  {result.console}\n  result   {run_dir / 'result.json'}")
+    return errors.EXIT_OK
+
+
+def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str):
+    g = p.add_argument_group("boot")
+    g.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
+                   help="auto: KVM only when a real kernel runs on it, else TCG (default)")
+    g.add_argument("--timeout", type=float, default=timeout, help=help_timeout)
+    g.add_argument("--silence", type=float, default=60,
+                   help="seconds without console output that count as a hang (60)")
+    g.add_argument("--memory", type=int, default=1024, help="guest memory in MiB (1024)")
+    g.add_argument("--smp", type=int, default=2, help="guest CPUs (2)")
+    g.add_argument("--append", default="", help="extra kernel command line")
+    g.add_argument("--console", action="store_true", help="copy the console to stderr live")
+    g.add_argument("--run-dir", help="folder for the console log and results "
+                                     "(default: a new folder under <cache>/runs)")
+    return g
 
 
 def parser() -> argparse.ArgumentParser:
@@ -146,24 +233,36 @@ def parser() -> argparse.ArgumentParser:
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _variant_args(bt)
     _common(bt)
-    g = bt.add_argument_group("boot")
-    g.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
-                   help="auto: KVM only when a probe guest really runs on it (default)")
-    g.add_argument("--timeout", type=float, default=300, help="wall-clock limit in seconds (300)")
-    g.add_argument("--silence", type=float, default=60,
-                   help="seconds without console output that count as a hang (60)")
-    g.add_argument("--memory", type=int, default=1024, help="guest memory in MiB (1024)")
-    g.add_argument("--smp", type=int, default=2, help="guest CPUs (2)")
-    g.add_argument("--append", default="", help="extra kernel command line")
+    g = _boot_args(bt, timeout=300, help_timeout="wall-clock limit in seconds (300)")
     g.add_argument("--modules", default="", help="comma-separated modules the init loads")
     g.add_argument("--workload", choices=("none", "agent", "shell-cmd"), default="none",
                    help="what the guest init runs after loading modules (none)")
     g.add_argument("--agent-args", default="", help="arguments of the guest agent")
     g.add_argument("--cmd", default="", help="shell command for --workload shell-cmd")
-    g.add_argument("--console", action="store_true", help="copy the console to stderr live")
-    g.add_argument("--run-dir", help="folder for the console log and results "
-                                     "(default: a new folder under <cache>/runs)")
     bt.set_defaults(func=cmd_boot)
+
+    rn = sub.add_parser("run", help="boot with fake UVC cameras flooding the status endpoint",
+                        description="Start fake UVC cameras (fake-device/) on usbredir, boot the "
+                                    "variant with them attached, load uvcvideo and run the guest "
+                                    "agent; report packets sent, events counted in the guest and "
+                                    "the delivered rate over time.",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _variant_args(rn)
+    _common(rn)
+    _boot_args(rn, timeout=120, help_timeout="seconds allowed beyond --duration (120)")
+    g = rn.add_argument_group("flood")
+    g.add_argument("--flood", default="control:max",
+                   help="PATTERN[:RATE]: control, button, mixed, malformed or random; "
+                        "RATE per second or max (default control:max)")
+    g.add_argument("--duration", default="20s", help="flood and agent run time (20s)")
+    g.add_argument("--cameras", type=int, default=1, help="fake cameras, one usb-redir each (1)")
+    g.add_argument("--hotplug", type=float, default=0,
+                   help="unplug and replug each camera every S seconds (0: never)")
+    g.add_argument("--seed", type=int, default=1, help="seed of the random/malformed patterns (1)")
+    g.add_argument("--cycle-hz", type=float, default=0, help="agent close/open rate (0)")
+    g.add_argument("--phys-hz", type=float, default=0, help="agent EVIOCGPHYS read rate (0)")
+    g.add_argument("--agent-args", default="", help="more arguments for the guest agent")
+    rn.set_defaults(func=cmd_run)
 
     r = sub.add_parser("reports", add_help=False,
                        help="list the kernel reports (KASAN, DMA-API, WARNING, ...) in a console log")

@@ -9,6 +9,7 @@ Exit codes are part of the interface (README.md, "Exit codes"):
   4  bad input: a series, patch, fragment or config option is wrong
   5  the kernel (or a C helper) failed to build
   6  the guest failed: panic, hang, silence, no end marker, bad status
+  7  the fake device failed (crashed, never listened)
   130 interrupted (Ctrl-C)
 """
 
@@ -21,6 +22,7 @@ EXIT_ENV = 3
 EXIT_INPUT = 4
 EXIT_BUILD = 5
 EXIT_GUEST = 6
+EXIT_DEVICE = 7
 EXIT_INTERRUPTED = 130
 
 
@@ -64,3 +66,8 @@ class BuildError(HarnessError):
 class GuestError(HarnessError):
     exit_code = EXIT_GUEST
     kind = "guest"
+
+
+class DeviceError(HarnessError):
+    exit_code = EXIT_DEVICE
+    kind = "device"

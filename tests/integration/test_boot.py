@@ -148,3 +148,35 @@ class BadInput(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CameraRun(unittest.TestCase):
+    """The fake camera floods a booted kernel through QEMU's real usb-redir."""
+
+    def run_flood(self, version, *extra):
+        r = run("run", "--kernel", version, "--json", "-q", "--duration", "10s", *extra)
+        self.assertEqual(r.returncode, 0, f"run {version} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+        return json.loads(r.stdout)
+
+    def check(self, out):
+        s = out["summary"]
+        self.assertGreater(s["sent"], 0)
+        self.assertGreaterEqual(s["guest_events_emitted"], 1000, s)
+        self.assertIsNone(out["agent"]["error"])
+        console = Path(out["console"]).read_text(errors="replace")
+        self.assertIn("uvcvideo", console)
+        self.assertIn("Fake UVC Camera", console)
+        for bad in ("Failed to query", "Failed to set", "error -", "WARNING:"):
+            self.assertNotIn(bad, console, f"uvcvideo probe was not clean ({bad!r})")
+
+    def test_control_flood_6_1(self):
+        self.check(self.run_flood("6.1", "--phys-hz", "50", "--cycle-hz", "1"))
+
+    def test_control_flood_6_12(self):
+        self.check(self.run_flood("6.12"))
+
+    def test_hotplug_under_flood_6_1(self):
+        out = self.run_flood("6.1", "--flood", "mixed:max", "--hotplug", "3")
+        cam = out["cameras"][0]
+        self.assertGreaterEqual(cam["hotplug_cycles"], 2, cam)
+        self.assertGreaterEqual(out["agent"]["totals"]["reconnects"], 1, out["agent"]["totals"])
