@@ -29,6 +29,7 @@ enum exit_code {
 
 struct options {
 	const char *listen_path;
+	int created_socket;     /* listen_path is ours to remove at exit */
 	const char *connect_path;
 	double connect_timeout;
 	int exit_when_done;
@@ -350,7 +351,7 @@ static int wait_fd_or_signal(int fd, int sfd, int timeout_ms, int *sig)
 /* The socket appears at @path only once it accepts connections: it is
  * bound under a temporary name, put in listening state, then hard-linked to
  * @path (which fails rather than replace an existing file). */
-static int listen_accept(const char *path, int sfd, int *sig)
+static int listen_accept(const char *path, int sfd, int *sig, int *created)
 {
 	struct sockaddr_un a;
 	struct stat stb;
@@ -386,6 +387,7 @@ static int listen_accept(const char *path, int sfd, int *sig)
 		return -1;
 	}
 	unlink(tmp);
+	*created = 1;
 	for (;;) {
 		int r = wait_fd_or_signal(lfd, sfd, -1, sig);
 
@@ -520,7 +522,8 @@ static int run(struct options *o, int sfd)
 	int sig = 0, rc = EXIT_OK;
 
 	if (o->listen_path)
-		sio.fd = listen_accept(o->listen_path, sfd, &sig);
+		sio.fd = listen_accept(o->listen_path, sfd, &sig,
+				       &o->created_socket);
 	else
 		sio.fd = connect_retry(o->connect_path, o->connect_timeout, sfd,
 				       &sig);
@@ -670,12 +673,8 @@ int main(int argc, char **argv)
 	}
 
 	rc = run(&o, sfd);
-	if (o.listen_path) {
-		struct stat stb;
-
-		if (lstat(o.listen_path, &stb) == 0 && S_ISSOCK(stb.st_mode))
-			unlink(o.listen_path);
-	}
+	if (o.created_socket)
+		unlink(o.listen_path);
 	close(sfd);
 	return rc;
 }

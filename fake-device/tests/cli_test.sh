@@ -30,6 +30,12 @@ check "bad duration is a usage error (2)" "[ $? -eq 2 ]"
 : >"$dir/exists"
 "$BIN" --listen "$dir/exists" >/dev/null 2>"$dir/err"
 check "existing path is refused (1)" "[ $? -eq 1 ] && grep -q 'already exists' '$dir/err'"
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$dir/busy.sock"
+	"$BIN" --listen "$dir/busy.sock" >/dev/null 2>&1
+	check "someone else's socket is refused and left alone" \
+		"[ $? -eq 1 ] && [ -S '$dir/busy.sock' ]"
+fi
 "$BIN" --connect "$dir/none" --connect-timeout 0.2 >/dev/null 2>"$dir/err"
 check "connect failure is a runtime error (1)" "[ $? -eq 1 ] && grep -q 'cannot connect' '$dir/err'"
 
