@@ -28,7 +28,7 @@ agent: deps
 	@if [ -f harness/guest/Makefile ]; then $(MAKE) -s -C harness/guest; fi
 
 run: deps c-tools
-	./dmaharness boot --kernel $(KERNEL)
+	./dmaharness run --kernel $(KERNEL) --flood control:max --duration 20s --phys-hz 50 --cycle-hz 1
 
 unit: unit-python unit-c
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import camera, errors, fragments, initramfs, kernel, paths, qemu, reports, series
+from . import camera, errors, fragments, initramfs, kernel, kunit, paths, qemu, reports, series
 from .errors import HarnessError
 from .progress import Progress
 
@@ -102,9 +102,18 @@ def _prepare(a, label: str, cfg: initramfs.RunConfig):
     return prog, res, run_dir, initrd
 
 
-def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=()):
+def _kunit_append(res, command: str) -> str:
+    """Built-in KUnit suites run at every boot unless told not to."""
+    config = res.artifacts.config.read_text() if res.artifacts.config.is_file() else ""
+    if command != "kunit" and "CONFIG_KUNIT=y" in config.splitlines():
+        return "kunit.enable=0 "
+    return ""
+
+
+def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append=""):
+    append = (_kunit_append(res, a.command) + append + " " + a.append).strip()
     req = qemu.BootRequest(kernel=res.artifacts.bzimage, initrd=initrd,
-                           console=run_dir / "console.log", append=a.append, memory_mb=a.memory,
+                           console=run_dir / "console.log", append=append, memory_mb=a.memory,
                            smp=a.smp, accel=a.accel, timeout=timeout, silence=a.silence,
                            extra_args=list(extra_args))
     prog.note(f"[{a.command} {a.kernel}] console: {req.console}")
@@ -136,6 +145,30 @@ def cmd_boot(a) -> int:
           f"{art.key}: {result.describe()} in {result.wall:.1f}s ({result.accel})\n"
           f"  seen     {facts}\n  console  {result.console}\n  result   {run_dir / 'result.json'}")
     return errors.EXIT_OK
+
+
+def cmd_kunit(a) -> int:
+    cfg = initramfs.RunConfig(modules=tuple(m for m in a.modules.split(",") if m))
+    prog, res, run_dir, initrd = _prepare(a, "kunit", cfg)
+    if "CONFIG_KUNIT=y" not in res.artifacts.config.read_text().splitlines():
+        raise errors.InputError(f"{res.artifacts.key} has no CONFIG_KUNIT=y: add a fragment that "
+                                "enables KUnit and the suites to run", path=str(res.artifacts.config))
+    append = f"kunit.filter_glob={a.filter}" if a.filter else ""
+    result = _boot(a, prog, res, run_dir, initrd, timeout=a.timeout, append=append)
+    ktap = kunit.parse(result.console.read_text(errors="replace"))
+    payload = {"command": "kunit", "ok": result.ok and ktap.ok, "build": res.to_json(),
+               "run_dir": str(run_dir), "kunit": ktap.to_json(), **result.to_json()}
+    _finish(a, run_dir, payload, result)
+    c = ktap.counts()
+    lines = [f"{res.artifacts.key}: KUnit {c['passed']} passed, {c['failed']} failed, "
+             f"{c['skipped']} skipped in {len(ktap.suites)} suite(s)"]
+    for s in ktap.suites:
+        lines.append(f"  {s.status:8} {s.name} ({', '.join(f'{v} {k}' for k, v in s.counts().items())})")
+    for f in ktap.failures():
+        lines.append(f"  FAILED   {f}")
+    lines.append(f"  console  {result.console}")
+    _emit(a, payload, "\n".join(lines))
+    return errors.EXIT_OK if ktap.ok else errors.EXIT_VERDICT
 
 
 def cmd_run(a) -> int:
@@ -240,6 +273,18 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--agent-args", default="", help="arguments of the guest agent")
     g.add_argument("--cmd", default="", help="shell command for --workload shell-cmd")
     bt.set_defaults(func=cmd_boot)
+
+    ku = sub.add_parser("kunit", help="boot a variant and run its KUnit suites (KTAP parsed)",
+                        description="Boot the variant and collect the KTAP output of its KUnit "
+                                    "suites (built in, or modules given with --modules). Exit 0 "
+                                    "when every case passed or was skipped, 1 when one failed.",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _variant_args(ku)
+    _common(ku)
+    g = _boot_args(ku, timeout=300, help_timeout="wall-clock limit in seconds (300)")
+    g.add_argument("--filter", default="", help="kunit.filter_glob: suites to run (default all)")
+    g.add_argument("--modules", default="", help="KUnit test modules to load (comma-separated)")
+    ku.set_defaults(func=cmd_kunit)
 
     rn = sub.add_parser("run", help="boot with fake UVC cameras flooding the status endpoint",
                         description="Start fake UVC cameras (fake-device/) on usbredir, boot the "
