@@ -868,6 +868,10 @@ void fake_dev_json(const struct fake_dev *d, FILE *out, const char *event,
 		(unsigned long long)c->unexpected,
 		(unsigned long long)c->bad_endpoint);
 	json_string(out, d->peer_version);
+	fprintf(out, ",\"sent_per_s\":[");
+	for (size_t i = 0; i < f->st.per_s_len; i++)
+		fprintf(out, "%s%u", i ? "," : "", f->st.per_s[i]);
+	fprintf(out, "]");
 
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0)

@@ -380,6 +380,16 @@ size_t flood_next(struct flood *f, struct cam_state *st, uint8_t *buf)
 		len = make_random(f, buf);
 		break;
 	}
+	if (f->first_start >= 0) {
+		double t = f->last - f->first_start;
+		size_t i = t > 0 ? (size_t)t : 0;
+
+		if (i >= FLOOD_SERIES_MAX)
+			i = FLOOD_SERIES_MAX - 1;
+		f->st.per_s[i]++;
+		if (f->st.per_s_len < i + 1)
+			f->st.per_s_len = i + 1;
+	}
 	f->st.sent++;
 	f->st.bytes += len;
 	f->st.by_pattern[f->cfg.pattern]++;

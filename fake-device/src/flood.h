@@ -52,6 +52,8 @@ struct flood_cfg {
 	int xu_selector0;      /* allow (XU, selector 0) value events */
 };
 
+#define FLOOD_SERIES_MAX 3600   /* per-second sent counts kept (1 hour) */
+
 struct flood_stats {
 	uint64_t sent;
 	uint64_t bytes;
@@ -61,6 +63,10 @@ struct flood_stats {
 	uint64_t window_full;  /* sends deferred because the model queue is full */
 	double est_consumed;   /* packets the guest could have taken (model) */
 	double est_discarded;  /* modelled queue dropped by QEMU on a stop */
+	/* packets sent in second i after the first start (the last second
+	 * collects everything beyond FLOOD_SERIES_MAX) */
+	uint32_t per_s[FLOOD_SERIES_MAX];
+	size_t per_s_len;
 };
 
 struct flood {

@@ -281,6 +281,10 @@ static void test_pacing_rate(void **state)
 		total += n;
 	}
 	assert_true(total >= 7990 && total <= 8001);
+	/* the per-second series adds up */
+	assert_int_equal(e->f.st.per_s_len, 2);     /* [0,1) and t = 1.0 */
+	assert_int_equal(e->f.st.per_s[0] + e->f.st.per_s[1], total);
+	assert_true(e->f.st.per_s[0] >= 7980);
 	/* a long stall does not turn into a burst */
 	assert_true(flood_budget(&e->f, 5.0) <= 400);
 }
@@ -345,6 +349,8 @@ static void test_count_and_duration(void **state)
 	}
 	assert_true(e->f.done);
 	assert_true(e->f.st.sent >= 3990 && e->f.st.sent <= 4001);
+	assert_int_equal(e->f.st.per_s_len, 1);
+	assert_int_equal(e->f.st.per_s[0], e->f.st.sent);
 	/* the duration counts from the first start, across restarts */
 	flood_stop(&e->f, 101);
 	flood_start(&e->f, 102);
