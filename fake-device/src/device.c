@@ -120,7 +120,9 @@ static void send_connect(struct fake_dev *d)
 	usbredirparser_send_device_connect(d->parser, &dc);
 	d->connected = 1;
 	d->c.connects++;
-	if (d->cfg.hotplug_period > 0)
+	/* Hotplug cycles start with the flood (see start_interrupt_receiving);
+	 * after that each replug schedules the next unplug. */
+	if (d->cfg.hotplug_period > 0 && d->flood.first_start >= 0)
 		d->next_disconnect = d->now + d->cfg.hotplug_period;
 	dev_log(d, 2, "device connected (%04x:%04x, high speed)",
 		CAM_VENDOR_ID, CAM_PRODUCT_ID);
@@ -271,6 +273,8 @@ static void cb_start_interrupt_receiving(void *priv, uint64_t id,
 	    d->connected) {
 		st.status = usb_redir_success;
 		flood_start(&d->flood, d->now);
+		if (d->cfg.hotplug_period > 0 && d->next_disconnect < 0)
+			d->next_disconnect = d->now + d->cfg.hotplug_period;
 		dev_log(d, 2, "interrupt receiving started on %02x",
 			h->endpoint);
 	} else {
