@@ -1,0 +1,155 @@
+"""harness.case: loading and validating case.toml files."""
+
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+
+from harness.case import load_case
+from harness.errors import InputError
+
+GOOD = """\
+name = "uvc-status-buffer"
+description = "status[] shares cache lines with struct uvc_device"
+seed = "a31a4055473b"
+[run]
+flood = "control:max"
+duration = "20s"
+cycle_hz = 2
+phys_hz = 200
+[[variants]]
+name = "before"
+role = "before"
+patches = ["0001-x.patch"]
+[[variants]]
+name = "fix"
+role = "after"
+patches = ["0001-x.patch", "fix/0002-y.patch"]
+[[variants]]
+name = "fix-aligned"
+role = "after"
+patches = ["0001-x.patch"]
+[expect]
+fixed = ["^DMA-API: .* in uvc_status_start$"]
+new_allowed = []
+"""
+
+
+class CaseTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name) / "cases" / "uvc"
+        (self.dir / "fix").mkdir(parents=True)
+        (self.dir / "0001-x.patch").write_text("x\n")
+        (self.dir / "fix" / "0002-y.patch").write_text("y\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, text: str) -> Path:
+        p = self.dir / "case.toml"
+        p.write_text(textwrap.dedent(text))
+        return p
+
+    def error(self, text: str) -> str:
+        p = self.write(text)
+        with self.assertRaises(InputError) as cm:
+            load_case(p)
+        self.assertIn(str(p), cm.exception.message)
+        return cm.exception.message
+
+    def test_good_case(self):
+        c = load_case(self.write(GOOD))
+        self.assertEqual(c.name, "uvc-status-buffer")
+        self.assertEqual(c.seed, "a31a4055473b")
+        self.assertEqual(c.run.flood.pattern, "control")
+        self.assertEqual(c.run.flood.rate, "max")
+        self.assertEqual(c.run.duration, 20.0)
+        self.assertEqual(c.run.cycle_hz, 2.0)
+        self.assertEqual(c.before.name, "before")
+        self.assertEqual([v.name for v in c.afters], ["fix", "fix-aligned"])
+        fix = c.variant("fix")
+        self.assertEqual([p.path for p in fix.patches],
+                         [(self.dir / "0001-x.patch").resolve(),
+                          (self.dir / "fix" / "0002-y.patch").resolve()])
+        self.assertTrue(all(p.path.is_absolute() for p in fix.patches))
+        self.assertIn("variants[1].patches[1]", fix.patches[1].origin)
+        self.assertTrue(c.expect.fixed[0].search(
+            "DMA-API: mapping shares a cache line with CPU-owned data in uvc_status_start"))
+        self.assertFalse(c.expect.fixed[0].search("DMA-API: x in uvc_status_stop"))
+        self.assertEqual(c.expect.new_allowed, ())
+
+    def test_folder_accepted(self):
+        self.write(GOOD)
+        self.assertEqual(load_case(self.dir).name, "uvc-status-buffer")
+
+    def test_run_defaults(self):
+        text = GOOD.split("[run]")[0] + "[[variants]]" + GOOD.split("[[variants]]", 1)[1]
+        c = load_case(self.write(text))
+        self.assertEqual(c.run.duration, 20.0)
+        self.assertEqual(c.run.flood.pattern, "control")
+
+    def test_missing_file(self):
+        with self.assertRaises(InputError) as cm:
+            load_case(self.dir / "nope.toml")
+        self.assertIn("nope.toml", cm.exception.message)
+
+    def test_bad_toml(self):
+        self.assertIn("not valid TOML", self.error("name = \n"))
+
+    def test_bad_regex(self):
+        msg = self.error(GOOD.replace('fixed = ["^DMA', 'fixed = ["(DMA'))
+        self.assertIn("expect.fixed[0]", msg)
+        self.assertIn("bad regular expression", msg)
+
+    def test_no_before(self):
+        msg = self.error(GOOD.replace('role = "before"', 'role = "after"'))
+        self.assertIn("variants", msg)
+        self.assertIn("before", msg)
+
+    def test_two_befores(self):
+        msg = self.error(GOOD.replace('name = "fix"\nrole = "after"', 'name = "fix"\nrole = "before"'))
+        self.assertIn("found 2", msg)
+
+    def test_no_after(self):
+        text = GOOD.split("[[variants]]\nname = \"fix\"")[0] + "[expect]\nfixed = []\n"
+        self.assertIn("after", self.error(text))
+
+    def test_bad_role(self):
+        msg = self.error(GOOD.replace('role = "before"', 'role = "baseline"'))
+        self.assertIn("variants[0].role", msg)
+
+    def test_missing_patch(self):
+        msg = self.error(GOOD.replace("fix/0002-y.patch", "fix/0003-z.patch"))
+        self.assertIn("variants[1].patches[1]", msg)
+        self.assertIn("0003-z.patch", msg)
+
+    def test_unknown_keys(self):
+        self.assertIn("colour", self.error("colour = 1\n" + GOOD))
+        self.assertIn("run.flod", self.error(GOOD.replace("flood =", "flod =")))
+        self.assertIn("variants[0].patch", self.error(GOOD.replace(
+            'patches = ["0001-x.patch"]\n[[variants]]\nname = "fix"',
+            'patch = ["0001-x.patch"]\n[[variants]]\nname = "fix"')))
+        self.assertIn("expect.allowed", self.error(GOOD.replace("new_allowed", "allowed")))
+
+    def test_missing_keys(self):
+        self.assertIn("name: missing", self.error(GOOD.replace('name = "uvc-status-buffer"\n', "")))
+        self.assertIn("expect", self.error(GOOD.split("[expect]")[0]))
+
+    def test_bad_run_values(self):
+        self.assertIn("run.flood", self.error(GOOD.replace("control:max", "lava:max")))
+        self.assertIn("run.duration", self.error(GOOD.replace('"20s"', '"soon"')))
+        self.assertIn("run.cycle_hz", self.error(GOOD.replace("cycle_hz = 2", "cycle_hz = -1")))
+
+    def test_duplicate_variant(self):
+        msg = self.error(GOOD.replace('name = "fix-aligned"', 'name = "fix"'))
+        self.assertIn("duplicate", msg)
+
+    def test_unknown_variant_lookup(self):
+        c = load_case(self.write(GOOD))
+        with self.assertRaises(InputError):
+            c.variant("fix-coherent")
+
+
+if __name__ == "__main__":
+    unittest.main()
