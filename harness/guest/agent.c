@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -978,6 +979,7 @@ struct agent {
 	struct errtab errs;
 	struct series series;
 	struct ticker cycle, phys, rescan, input_rescan, live;
+	uint64_t wakeups;	/* main-loop ppoll() returns */
 	char last_scan_note[160];	/* why the last scan found nothing */
 	const char *stopped_by;
 	char stop_signal[16];
@@ -1732,7 +1734,9 @@ MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
  *                      opens, disconnects, reconnects, errors
  *   scheduling         cycle_ticks(_skipped), phys_ticks(_skipped): ticks
  *                      of the rate schedulers and ticks given up because
- *                      the agent was late (achieved rate = ticks / run time)
+ *                      the agent was late (achieved rate = ticks / run time);
+ *                      wakeups (main-loop ppoll returns), cpu_user_s and
+ *                      cpu_sys_s (the agent's own CPU time, getrusage)
  *   cameras[]          per camera:
  *     index, video_device, bus_info, card, found, present_at_end,
  *     input_device, input_name, input_phys, input_match ("phys" | "name")
@@ -1917,6 +1921,20 @@ static void json_build(struct jw *w, const struct agent *a, int exit_code,
 	jw_u64(w, "cycle_ticks_skipped", a->cycle.skipped);
 	jw_u64(w, "phys_ticks", a->phys.fired);
 	jw_u64(w, "phys_ticks_skipped", a->phys.skipped);
+	jw_u64(w, "wakeups", a->wakeups);
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0) {
+			jw_dbl(w, "cpu_user_s", (double)ru.ru_utime.tv_sec +
+			       (double)ru.ru_utime.tv_usec / 1e6, 3);
+			jw_dbl(w, "cpu_sys_s", (double)ru.ru_stime.tv_sec +
+			       (double)ru.ru_stime.tv_usec / 1e6, 3);
+		} else {
+			jw_null(w, "cpu_user_s");
+			jw_null(w, "cpu_sys_s");
+		}
+	}
 	jw_obj_end(w);
 
 	jw_arr(w, "cameras");
@@ -2182,6 +2200,7 @@ static void run_loop(struct agent *a, const sigset_t *mask)
 		wait = min_u64(wait, ticker_wait_ns(&a->input_rescan, now));
 
 		pr = ppoll_ns(fds, n, wait, mask);
+		a->wakeups++;
 		if (pr < 0 && errno != EINTR) {
 			agent_err(a, "ppoll", errno, "main loop");
 			snprintf(a->error, sizeof(a->error),
