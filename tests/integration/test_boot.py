@@ -110,6 +110,35 @@ class GuestFailures(unittest.TestCase):
             self.assertEqual(left.stdout.strip(), "", "QEMU survived the interrupt")
 
 
+class InterruptedBuild(unittest.TestCase):
+    def test_ctrl_c_during_make_keeps_the_cache_consistent(self):
+        first = run("build", "--kernel", "6.1", "--json", "-q")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        key = json.loads(first.stdout)["key"]
+        # --force walks the whole kbuild tree again: plenty of time to interrupt make
+        p = subprocess.Popen(CLI + ["build", "--kernel", "6.1", "--force"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            kids = subprocess.run(["pgrep", "-f", f"make -C .*work/{key} "], capture_output=True, text=True)
+            if kids.stdout.strip():
+                break
+            time.sleep(0.2)
+        time.sleep(2)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 130, err)
+        time.sleep(1)
+        left = subprocess.run(["pgrep", "-f", f"work/{key}"], capture_output=True, text=True)
+        self.assertEqual(left.stdout.strip(), "", "make survived the interrupt")
+        again = run("build", "--kernel", "6.1", "--json", "-q")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        out = json.loads(again.stdout)
+        self.assertTrue(out["cached"])
+        self.assertEqual(out["key"], key)
+        self.assertTrue(Path(out["bzImage"]).is_file())
+
+
 class BadInput(unittest.TestCase):
     def test_patch_that_does_not_apply(self):
         with tempfile.TemporaryDirectory() as d:
