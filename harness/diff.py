@@ -1,0 +1,421 @@
+"""Diff kernel reports between a before side and an after side.
+
+Each side is R runs (R may differ between the sides); a run is the list
+of reports (or signatures, see :mod:`harness.reports`) of one boot.
+Reports are compared by title.  For a title let ``b`` be the number of
+before runs it appears in (out of ``Rb``) and ``a`` the number of after
+runs (out of ``Ra``).  Its status is:
+
+=========== ================================================================
+``flaky``   not reproducible on a side where it appears: ``0 < b < Rb`` or
+            ``0 < a < Ra``.  ``flaky_side`` says which side(s)
+``fixed``   in every before run, in no after run (``b == Rb``, ``a == 0``)
+``new``     in every after run, in no before run (``a == Ra``, ``b == 0``)
+``unchanged`` in every run of both sides
+=========== ================================================================
+
+Each row also has the report count of every run (a title printed 37 times
+in the first before run counts 37 there).
+
+Evaluation against a case's expectation (:class:`harness.case.Expect`):
+the outcome *matches* when
+
+* every ``expect.fixed`` regex matches (``re.search``) the title of at
+  least one ``fixed`` row, and
+* no title seen in an after run but in no before run (a ``new`` row, or a
+  ``flaky`` row with ``b == 0``) appears, unless it matches one of
+  ``expect.new_allowed``.  Something new that showed up only once still
+  counts: with few runs, "sometimes" is the usual shape of a new bug.
+
+Without a case (``dmaharness diff`` with no ``--case``) the expectation is
+"nothing new": no regex is expected fixed.
+
+For a case with several after variants, the before side is diffed against
+each of them (:func:`compare_case`); the case matches when every
+comparison matches.
+
+Exit codes (``dmaharness diff``, :func:`exit_code`):
+
+  0  the outcome matches the expectation
+  1  it does not
+  2  harness error: usage error, unreadable log, bad case file
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence, Union
+
+from .errors import HarnessError
+from .reports import Report, Signature, parse
+
+JSON_VERSION = 1
+EXIT_MATCH = 0
+EXIT_MISMATCH = 1
+EXIT_ERROR = 2
+
+STATUSES = ("new", "fixed", "flaky", "unchanged")   # table order
+
+Run = Sequence[Union[Report, Signature]]
+
+
+@dataclass
+class Row:
+    """One title of a diff."""
+
+    title: str
+    kind: str
+    status: str                  # one of STATUSES
+    before_counts: list[int]     # reports per before run
+    after_counts: list[int]      # reports per after run
+    guilty_frame: Optional[str] = None
+    example: Optional[Report] = None   # the first report seen (before side first)
+
+    @property
+    def before_runs(self) -> int:
+        """Number of before runs the title appears in."""
+        return sum(1 for c in self.before_counts if c)
+
+    @property
+    def after_runs(self) -> int:
+        return sum(1 for c in self.after_counts if c)
+
+    @property
+    def flaky_side(self) -> Optional[str]:
+        """"before", "after" or "both" for a flaky row, else None."""
+        b = 0 < self.before_runs < len(self.before_counts)
+        a = 0 < self.after_runs < len(self.after_counts)
+        if b and a:
+            return "both"
+        return "before" if b else "after" if a else None
+
+    @property
+    def after_only(self) -> bool:
+        """Seen in an after run and in no before run."""
+        return self.after_runs > 0 and self.before_runs == 0
+
+    def to_json(self) -> dict:
+        return {"title": self.title, "kind": self.kind, "status": self.status,
+                "flaky_side": self.flaky_side, "guilty_frame": self.guilty_frame,
+                "before_counts": list(self.before_counts),
+                "after_counts": list(self.after_counts)}
+
+
+@dataclass
+class Diff:
+    before_label: str
+    after_label: str
+    runs_before: int
+    runs_after: int
+    rows: list[Row]
+
+    def by_status(self, status: str) -> list[Row]:
+        return [r for r in self.rows if r.status == status]
+
+    def summary(self) -> dict[str, int]:
+        return {s: len(self.by_status(s)) for s in STATUSES}
+
+    def to_json(self) -> dict:
+        return {"before": {"label": self.before_label, "runs": self.runs_before},
+                "after": {"label": self.after_label, "runs": self.runs_after},
+                "summary": self.summary(),
+                "signatures": [r.to_json() for r in self.rows]}
+
+
+@dataclass
+class Verdict:
+    matches: bool
+    reasons: list[str]           # why it does not match (empty when it does)
+    notes: list[str] = field(default_factory=list)   # what matched, flaky rows
+
+    def to_json(self) -> dict:
+        return {"matches": self.matches, "reasons": list(self.reasons), "notes": list(self.notes)}
+
+
+@dataclass
+class Comparison:
+    """One before-versus-after diff and its verdict."""
+
+    diff: Diff
+    verdict: Verdict
+
+    def to_json(self) -> dict:
+        return {**self.diff.to_json(), "verdict": self.verdict.to_json()}
+
+
+@dataclass
+class Outcome:
+    """Every comparison of a case (one per after variant)."""
+
+    comparisons: list[Comparison]
+    case: Optional[str] = None
+
+    @property
+    def matches(self) -> bool:
+        return all(c.verdict.matches for c in self.comparisons)
+
+    def to_json(self) -> dict:
+        return {"version": JSON_VERSION, "case": self.case, "matches": self.matches,
+                "exit_code": exit_code(self.matches),
+                "comparisons": [c.to_json() for c in self.comparisons]}
+
+
+# --------------------------------------------------------------------------
+# Diff
+
+
+def _tally(run: Run) -> dict[str, tuple[int, str, Optional[Report]]]:
+    """title -> (count, kind, first report) for one run."""
+    out: dict[str, tuple[int, str, Optional[Report]]] = {}
+    for item in run:
+        if isinstance(item, Signature):
+            n, kind, first = item.count, item.kind, item.first
+        else:
+            n, kind, first = 1, item.kind, item
+        old = out.get(item.title)
+        if old is None:
+            out[item.title] = (n, kind, first)
+        else:
+            out[item.title] = (old[0] + n, old[1], old[2])
+    return out
+
+
+def _status(b: int, rb: int, a: int, ra: int) -> str:
+    if 0 < b < rb or 0 < a < ra:
+        return "flaky"
+    if a == 0:
+        return "fixed"
+    if b == 0:
+        return "new"
+    return "unchanged"
+
+
+def diff_runs(before: Sequence[Run], after: Sequence[Run], *,
+              before_label: str = "before", after_label: str = "after") -> Diff:
+    """Diff R before runs against R' after runs (R, R' >= 1)."""
+    if not before or not after:
+        raise ValueError("each side needs at least one run")
+    tb = [_tally(r) for r in before]
+    ta = [_tally(r) for r in after]
+    order: dict[str, tuple[str, Optional[Report]]] = {}
+    for t in tb + ta:
+        for title, (_, kind, first) in t.items():
+            order.setdefault(title, (kind, first))
+    rows = []
+    for title, (kind, first) in order.items():
+        bc = [t[title][0] if title in t else 0 for t in tb]
+        ac = [t[title][0] if title in t else 0 for t in ta]
+        status = _status(sum(1 for c in bc if c), len(bc), sum(1 for c in ac if c), len(ac))
+        rows.append(Row(title, kind, status, bc, ac,
+                        first.guilty_frame if first is not None else None, first))
+    rank = {s: i for i, s in enumerate(STATUSES)}
+    rows.sort(key=lambda r: (rank[r.status], r.title))
+    return Diff(before_label, after_label, len(before), len(after), rows)
+
+
+# --------------------------------------------------------------------------
+# Evaluation
+
+
+def evaluate(diff: Diff, fixed: Iterable[re.Pattern[str]] = (),
+             new_allowed: Iterable[re.Pattern[str]] = ()) -> Verdict:
+    """Does the diff show the expected outcome?  See the module docstring."""
+    reasons: list[str] = []
+    notes: list[str] = []
+    new_allowed = list(new_allowed)
+    fixed_rows = diff.by_status("fixed")
+    for rx in fixed:
+        hits = [r for r in fixed_rows if rx.search(r.title)]
+        if hits:
+            notes.append(f"expected fixed /{rx.pattern}/: {hits[0].title}")
+            continue
+        others = [r for r in diff.rows if rx.search(r.title)]
+        if not others:
+            reasons.append(f"expected fixed /{rx.pattern}/: no such report on either side")
+        else:
+            r = others[0]
+            reasons.append(f"expected fixed /{rx.pattern}/: {r.title} is {r.status} "
+                           f"(before {r.before_runs}/{diff.runs_before} runs, "
+                           f"after {r.after_runs}/{diff.runs_after} runs)")
+    for r in diff.rows:
+        if not r.after_only:
+            if r.status == "flaky":
+                notes.append(f"flaky ({r.flaky_side}): {r.title}")
+            continue
+        where = f"in {r.after_runs}/{diff.runs_after} {diff.after_label} runs"
+        if any(p.search(r.title) for p in new_allowed):
+            notes.append(f"new but allowed ({where}): {r.title}")
+        else:
+            reasons.append(f"new ({where}): {r.title}")
+    return Verdict(not reasons, reasons, notes)
+
+
+def compare(before: Sequence[Run], after: Sequence[Run], expect=None, *,
+            before_label: str = "before", after_label: str = "after") -> Comparison:
+    """diff_runs + evaluate; `expect` is a harness.case.Expect or None."""
+    d = diff_runs(before, after, before_label=before_label, after_label=after_label)
+    if expect is None:
+        return Comparison(d, evaluate(d))
+    return Comparison(d, evaluate(d, expect.fixed, expect.new_allowed))
+
+
+def compare_case(case, before: Sequence[Run], after: dict[str, Sequence[Run]]) -> Outcome:
+    """Diff the case's before runs against the runs of each after variant.
+
+    `case` is a harness.case.Case; `after` maps after-variant names to
+    their runs (every after variant of the case must be there).
+    """
+    missing = [v.name for v in case.afters if v.name not in after]
+    if missing:
+        raise ValueError(f"no runs for after variant(s) {', '.join(missing)}")
+    comps = [compare(before, after[v.name], case.expect, before_label=case.before.name,
+                     after_label=v.name) for v in case.afters]
+    return Outcome(comps, case.name)
+
+
+def exit_code(matches: bool) -> int:
+    """0 when the outcome matches, 1 when it does not (2 is for errors)."""
+    return EXIT_MATCH if matches else EXIT_MISMATCH
+
+
+# --------------------------------------------------------------------------
+# Text
+
+
+def _counts(counts: list[int]) -> str:
+    return ",".join(str(c) for c in counts)
+
+
+def format_table(diff: Diff) -> str:
+    """An aligned table: status, per-run counts of each side, title.
+
+    Titles are never cut: they are what a reader searches for.
+    """
+    head = ("status", diff.before_label, diff.after_label, "title")
+    lines = [(r.status + ("*" if r.status == "flaky" else ""), _counts(r.before_counts),
+              _counts(r.after_counts), r.title) for r in diff.rows]
+    w = [max(len(x[i]) for x in [head] + lines) for i in range(3)]
+    out = [f"{x[0]:<{w[0]}}  {x[1]:>{w[1]}}  {x[2]:>{w[2]}}  {x[3]}" for x in [head] + lines]
+    if not diff.rows:
+        out.append("(no kernel reports on either side)")
+    s = diff.summary()
+    out.append(f"{diff.runs_before} {diff.before_label} run(s), {diff.runs_after} "
+               f"{diff.after_label} run(s): " + ", ".join(f"{s[k]} {k}" for k in STATUSES)
+               + ("  (* not in every run of its side)" if s["flaky"] else ""))
+    return "\n".join(out) + "\n"
+
+
+def format_comparison(c: Comparison) -> str:
+    d = c.diff
+    text = f"== {d.before_label} vs {d.after_label}\n" + format_table(d)
+    if c.verdict.matches:
+        text += "outcome: matches the expectation\n"
+    else:
+        text += "outcome: does NOT match the expectation\n"
+        text += "".join(f"  - {r}\n" for r in c.verdict.reasons)
+    return text
+
+
+def format_outcome(o: Outcome) -> str:
+    text = "\n".join(format_comparison(c) for c in o.comparisons)
+    if len(o.comparisons) > 1:
+        bad = [c.diff.after_label for c in o.comparisons if not c.verdict.matches]
+        text += ("all after variants match\n" if not bad
+                 else f"mismatch: {', '.join(bad)}\n")
+    return text
+
+
+# --------------------------------------------------------------------------
+# Command line
+
+
+def _read_log(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError as e:
+        raise HarnessError(f"cannot read {path}: {e.strerror}", path=path) from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="dmaharness diff",
+        usage="dmaharness diff BEFORE_LOG... -- AFTER_LOG... [--json] [--case case.toml]",
+        description="Diff the kernel reports of console logs: each BEFORE_LOG and "
+                    "AFTER_LOG is one run.  Rows: new (after only), fixed (before only), "
+                    "unchanged, flaky (not in every run of its side).",
+        epilog="Exit codes: 0 the outcome matches the case's expectation (without "
+               "--case: nothing new appears), 1 it does not, 2 usage error, "
+               "unreadable log or bad case file.")
+    ap.add_argument("logs", nargs="*", metavar="LOG")
+    ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
+    ap.add_argument("--case", metavar="CASE_TOML",
+                    help="evaluate against this case's [expect] (file or folder)")
+    return ap
+
+
+def _fail(args_json: bool, message: str, code: int = EXIT_ERROR) -> int:
+    if args_json:
+        print(json.dumps({"version": JSON_VERSION, "ok": False,
+                          "error": {"message": message, "exit_code": code}}))
+    print(f"dmaharness diff: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str]) -> int:
+    """`dmaharness diff BEFORE_LOG... -- AFTER_LOG... [--json] [--case F]`."""
+    ap = _parser()
+    if "--" not in argv:
+        if any(a in ("-h", "--help") for a in argv):
+            ap.print_help()
+            return 0
+        return _fail("--json" in argv, "separate the before logs from the after logs "
+                     "with '--' (dmaharness diff B1.log B2.log -- A1.log A2.log)")
+    i = argv.index("--")
+    try:
+        left = ap.parse_args(argv[:i])
+        right = ap.parse_args(argv[i + 1:])
+    except SystemExit as e:
+        return 0 if e.code == 0 else EXIT_ERROR
+    as_json = left.json or right.json
+    if left.case and right.case and left.case != right.case:
+        return _fail(as_json, "--case given twice")
+    case_file = left.case or right.case
+    if not left.logs or not right.logs:
+        return _fail(as_json, "need at least one before log and one after log")
+    try:
+        expect = None
+        case_name = None
+        if case_file:
+            from .case import load_case
+            c = load_case(case_file)
+            expect, case_name = c.expect, c.name
+        before = [parse(_read_log(p)) for p in left.logs]
+        after = [parse(_read_log(p)) for p in right.logs]
+    except HarnessError as e:
+        return _fail(as_json, e.message)
+    comp = compare(before, after, expect)
+    outcome = Outcome([comp], case_name)
+    try:
+        if as_json:
+            out = outcome.to_json()
+            out["before_logs"] = list(left.logs)
+            out["after_logs"] = list(right.logs)
+            json.dump(out, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(format_outcome(outcome))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return exit_code(outcome.matches)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
