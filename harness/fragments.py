@@ -50,6 +50,17 @@ class Mismatch:
         return f"{text}: {self.why}" if self.why else text
 
 
+def _option(line: str) -> tuple[str, str] | None:
+    """(CONFIG_X, value) of a `CONFIG_X=v` or `# CONFIG_X is not set` line."""
+    m = _SET.match(line)
+    if m:
+        return m.group(1), m.group(2)
+    m = _UNSET.match(line)
+    if m:
+        return m.group(1), "n"
+    return None
+
+
 def parse_fragment(path: Path) -> Fragment:
     path = Path(path)
     if not path.is_file():
@@ -59,18 +70,12 @@ def parse_fragment(path: Path) -> Fragment:
         line = raw.strip()
         if not line:
             continue
-        m = _SET.match(line)
-        if m:
-            opts[m.group(1)] = m.group(2)
-            continue
-        m = _UNSET.match(line)
-        if m:
-            opts[m.group(1)] = "n"
-            continue
-        if line.startswith("#"):
-            continue
-        raise InputError(f"{path}:{lineno}: not a Kconfig fragment line: {raw!r}",
-                         path=str(path))
+        opt = _option(line)
+        if opt:
+            opts[opt[0]] = opt[1]
+        elif not line.startswith("#"):
+            raise InputError(f"{path}:{lineno}: not a Kconfig fragment line: {raw!r}",
+                             path=str(path))
     return Fragment(path, tuple(opts.items()))
 
 
@@ -104,16 +109,7 @@ def requested(fragments: list[Fragment]) -> dict[str, tuple[str, str]]:
 
 def read_config(text: str) -> dict[str, str]:
     """A .config as option -> value ('n' for not set)."""
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        m = _SET.match(line)
-        if m:
-            out[m.group(1)] = m.group(2)
-            continue
-        m = _UNSET.match(line)
-        if m:
-            out[m.group(1)] = "n"
-    return out
+    return dict(opt for opt in map(_option, text.splitlines()) if opt)
 
 
 def verify(config_text: str, fragments: list[Fragment]) -> list[Mismatch]:
