@@ -1,0 +1,421 @@
+"""Stack frames to file:line, from a built variant's vmlinux and modules.
+
+A frame as the kernel prints it, ``uvc_status_start+0x4f/0x70 [uvcvideo]``,
+names a function, an offset into it, the function's size and, for module
+code, the module.  With an artifacts folder (``<artifacts>/vmlinux``,
+``<artifacts>/modules/**/<module>.ko``, ``meta.json``) and binutils'
+``addr2line``:
+
+* built-in code: the function's address comes from vmlinux's symbol table
+  (the kernels boot with ``nokaslr``, so it is the run-time address), and
+  ``addr2line -e vmlinux -a -f -i ADDR...`` turns address + offset into
+  file:line;
+* module code: the ``.ko`` is a relocatable object whose functions sit at
+  offsets inside their sections, so the function's section and value come
+  from the ``.ko``'s symbol table and ``addr2line -e X.ko -j SECTION``
+  reads section-relative addresses.
+
+When several functions share a name (static functions), the one whose size
+matches the printed size is used.  All frames needing one object file (and
+section) go to a single addr2line process; results are cached in the
+:class:`Symbolizer`, and :func:`symbolizer` keeps one per artifacts folder.
+
+Return addresses: every call-trace frame but the faulting one is the
+address *after* a call, which can belong to the next source line, so the
+look-up uses offset - 1 for them (the printed offset is kept).  The
+``RIP`` frame is exact; :meth:`Symbolizer.symbolize_report` knows which is
+which.
+
+Without debug info (``CONFIG_DEBUG_INFO_NONE=y``, the default of the
+tinyconfig-based builds) nothing can be resolved: frames come back as
+printed with ``file`` None, a note is given once per artifacts folder, and
+no process is started.  A config fragment with
+``CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y`` (``CONFIG_DEBUG_INFO_REDUCED``
+is enough for file:line but loses inlined frames) makes it work.  File
+names are shown relative to the kernel tree (meta.json's ``tree``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+DEBUG_CONFIG = "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y"
+
+_FRAME_RE = re.compile(
+    r"(?:^|[\s:])(?:\? )?(?:\[<[0-9a-fA-F]+>\] )?"
+    r"([A-Za-z_$][\w.$]*)\+0x([0-9a-fA-F]+)/0x([0-9a-fA-F]+)"
+    r"(?: \[([\w-]+)(?:\]| [^\]]*\]))?")
+
+
+@dataclass(frozen=True)
+class Location:
+    function: str
+    file: Optional[str]
+    line: Optional[int]
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.file and self.line else (self.file or "??")
+        return f"{self.function} {where}"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame; file/line are None when it could not be symbolized."""
+
+    text: str                       # as printed (stripped)
+    function: Optional[str] = None
+    offset: Optional[int] = None
+    size: Optional[int] = None
+    module: Optional[str] = None
+    file: Optional[str] = None      # innermost location, tree-relative
+    line: Optional[int] = None
+    inlined: tuple[Location, ...] = ()   # innermost first, then the callers
+                                         # it was inlined into (addr2line -i)
+
+    @property
+    def where(self) -> Optional[str]:
+        if self.file is None:
+            return None
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "function": self.function, "offset": self.offset,
+                "size": self.size, "module": self.module, "file": self.file,
+                "line": self.line, "inlined": [[l.function, l.file, l.line] for l in self.inlined]}
+
+
+def parse_frame(text: str) -> Frame:
+    """``[? ][[<addr>] ]func+0xoff/0xsize[ [module]]`` -> Frame (unresolved)."""
+    t = text.strip()
+    m = _FRAME_RE.search(t)
+    if m is None:
+        return Frame(t)
+    return Frame(t, m.group(1), int(m.group(2), 16), int(m.group(3), 16), m.group(4))
+
+
+def format_frame(f: Frame) -> str:
+    """``text file:line``, plus ``(inlined into g at file:line)`` notes."""
+    if f.where is None:
+        return f.text
+    s = f"{f.text}  {f.where}"
+    if len(f.inlined) > 1:
+        inner = f.inlined[0]
+        s += f" [{inner.function} inlined]" if inner.function != f.function else ""
+        for loc in f.inlined[1:]:
+            s += f"\n    (inlined into {loc})"
+    return s
+
+
+# --------------------------------------------------------------------------
+# ELF: sections and function symbols, read with struct
+
+
+@dataclass
+class _Sym:
+    value: int
+    size: int
+    section: str
+
+
+@dataclass
+class _Elf:
+    path: Path
+    kind: str                       # "exec", "dyn" or "rel"
+    sections: dict[str, tuple[int, int, int, int]]   # name -> (addr, offset, size, type)
+    syms: dict[str, list[_Sym]] = field(default_factory=dict)
+
+    @property
+    def has_debug_info(self) -> bool:
+        return ".debug_info" in self.sections or ".zdebug_info" in self.sections
+
+
+class ElfError(Exception):
+    pass
+
+
+def _read_elf(path: Path, *, symbols: bool) -> _Elf:
+    with open(path, "rb") as f:
+        ident = f.read(64)
+        if len(ident) < 52 or ident[:4] != b"\x7fELF":
+            raise ElfError(f"{path} is not an ELF file")
+        is64 = ident[4] == 2
+        end = "<" if ident[5] == 1 else ">"
+        if is64:
+            e_type, = struct.unpack_from(end + "H", ident, 16)
+            shoff, = struct.unpack_from(end + "Q", ident, 40)
+            shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", ident, 58)
+            shfmt = end + "IIQQQQIIQQ"
+        else:
+            e_type, = struct.unpack_from(end + "H", ident, 16)
+            shoff, = struct.unpack_from(end + "I", ident, 32)
+            shentsize, shnum, shstrndx = struct.unpack_from(end + "HHH", ident, 46)
+            shfmt = end + "IIIIIIIIII"
+        if shoff == 0:
+            raise ElfError(f"{path}: no section headers")
+        f.seek(shoff)
+        first = struct.unpack_from(shfmt, f.read(shentsize))
+        if shnum == 0:          # extended numbering: the count is in header 0
+            shnum = first[5]
+        if shstrndx == 0xFFFF:
+            shstrndx = first[6]
+        f.seek(shoff)
+        raw = f.read(shentsize * shnum)
+        if shnum == 0 or len(raw) < shentsize * shnum:
+            raise ElfError(f"{path}: truncated section headers")
+        # (name, type, flags, addr, offset, size, link, info, align, entsize)
+        hdrs = [struct.unpack_from(shfmt, raw, i * shentsize) for i in range(shnum)]
+        st = hdrs[shstrndx]
+        f.seek(st[4])
+        strtab = f.read(st[5])
+
+        def name_at(tab: bytes, off: int) -> str:
+            e = tab.find(b"\0", off)
+            return tab[off:e if e >= 0 else None].decode("utf-8", "replace")
+
+        names = [name_at(strtab, h[0]) for h in hdrs]
+        sections = {}
+        for n, h in zip(names, hdrs):
+            sections.setdefault(n, (h[3], h[4], h[5], h[1]))
+        kind = {2: "exec", 3: "dyn", 1: "rel"}.get(e_type, "other")
+        elf = _Elf(path, kind, sections)
+        if not symbols:
+            return elf
+        sym_i = next((i for i, h in enumerate(hdrs) if h[1] == 2), None)   # SHT_SYMTAB
+        if sym_i is None:
+            return elf
+        sh = hdrs[sym_i]
+        f.seek(sh[4])
+        data = f.read(sh[5])
+        link = hdrs[sh[6]]
+        f.seek(link[4])
+        names_tab = f.read(link[5])
+    if is64:
+        fmt, size = end + "IBBHQQ", 24
+    else:
+        fmt, size = end + "IIIBBH", 16
+    syms: dict[str, list[_Sym]] = {}
+    for ent in struct.iter_unpack(fmt, data[:len(data) - len(data) % size]):
+        if is64:
+            st_name, info, _, shndx, value, sz = ent
+        else:
+            st_name, value, sz, info, _, shndx = ent
+        typ = info & 0xF
+        if typ not in (0, 2) or shndx == 0 or shndx >= 0xFF00 or st_name == 0:
+            continue   # functions (and untyped asm labels) in a real section
+        h = hdrs[shndx]
+        if not h[2] & 0x4:   # SHF_EXECINSTR
+            continue
+        nm = name_at(names_tab, st_name)
+        syms.setdefault(nm, []).append(_Sym(value, sz, names[shndx]))
+    elf.syms = syms
+    return elf
+
+
+# --------------------------------------------------------------------------
+# addr2line
+
+
+def _parse_addr2line(out: str) -> dict[int, tuple[Location, ...]]:
+    """Output of ``addr2line -a -f -i`` -> address -> locations."""
+    res: dict[int, list[Location]] = {}
+    cur: Optional[list[Location]] = None
+    lines = out.splitlines()
+    i = 0
+    while i < len(lines):
+        ln = lines[i].strip()
+        if ln.startswith("0x") and all(c in "0123456789abcdefABCDEF" for c in ln[2:]):
+            cur = res.setdefault(int(ln, 16), [])
+            i += 1
+            continue
+        if cur is None or i + 1 >= len(lines):
+            i += 1
+            continue
+        func, where = ln, lines[i + 1].strip()
+        i += 2
+        where = where.split(" (discriminator", 1)[0]
+        file, _, num = where.rpartition(":")
+        lineno = int(num) if num.isdigit() and int(num) > 0 else None
+        if not file or file.startswith("??"):
+            file = None
+        cur.append(Location(func, file, lineno))
+    return {a: tuple(l for l in locs if l.file is not None or l.function != "??")
+            for a, locs in res.items()}
+
+
+class Symbolizer:
+    """Symbolizes frames against one artifacts folder; caches everything."""
+
+    def __init__(self, artifacts: Path | str, *, addr2line: str = "addr2line",
+                 warn: Optional[Callable[[str], None]] = None):
+        self.artifacts = Path(artifacts)
+        self.addr2line = addr2line
+        self._warn = warn if warn is not None else (lambda m: print(m, file=sys.stderr))
+        self._warned = False
+        self._elves: dict[Path, Optional[_Elf]] = {}
+        self._modules: Optional[dict[str, Path]] = None
+        self._cache: dict[tuple[Path, str, int], tuple[Location, ...]] = {}
+        self.tree = self._tree()
+        self.reason = self._unavailable()
+
+    # -- setup
+
+    def _tree(self) -> Optional[str]:
+        try:
+            meta = json.loads((self.artifacts / "meta.json").read_text())
+            return str(meta.get("tree") or "") or None
+        except (OSError, ValueError):
+            return None
+
+    def _unavailable(self) -> Optional[str]:
+        config = self.artifacts / "config"
+        try:
+            if "\nCONFIG_DEBUG_INFO_NONE=y" in "\n" + config.read_text():
+                return (f"{self.artifacts} was built without debug info "
+                        f"(CONFIG_DEBUG_INFO_NONE=y); {DEBUG_CONFIG} in a config "
+                        "fragment gives file:line")
+        except OSError:
+            pass
+        vml = self.artifacts / "vmlinux"
+        if not vml.is_file():
+            return f"{vml} does not exist"
+        try:
+            if not _read_elf(vml, symbols=False).has_debug_info:
+                return (f"{vml} has no debug info; {DEBUG_CONFIG} in a config fragment "
+                        "gives file:line")
+        except (OSError, ElfError) as e:
+            return f"cannot read {vml}: {e}"
+        if shutil.which(self.addr2line) is None:
+            return f"{self.addr2line} is not installed (binutils)"
+        return None
+
+    @property
+    def available(self) -> bool:
+        return self.reason is None
+
+    def _note_once(self) -> None:
+        if not self._warned and self.reason:
+            self._warned = True
+            self._warn(f"symbolize: frames left as printed: {self.reason}")
+
+    def _elf(self, path: Path) -> Optional[_Elf]:
+        if path not in self._elves:
+            try:
+                e = _read_elf(path, symbols=True)
+                self._elves[path] = e if e.has_debug_info else None
+            except (OSError, ElfError):
+                self._elves[path] = None
+        return self._elves[path]
+
+    def _module(self, name: str) -> Optional[Path]:
+        if self._modules is None:
+            self._modules = {}
+            root = self.artifacts / "modules"
+            for dirpath, _, files in os.walk(root):
+                for fn in files:
+                    if fn.endswith(".ko"):
+                        self._modules.setdefault(fn[:-3].replace("-", "_"), Path(dirpath) / fn)
+        return self._modules.get(name.replace("-", "_"))
+
+    # -- look-ups
+
+    def _target(self, f: Frame, exact: bool) -> Optional[tuple[Path, str, int]]:
+        """(object, section for -j or "", address) of a parsed frame."""
+        if f.function is None or f.offset is None:
+            return None
+        obj = self._module(f.module) if f.module else self.artifacts / "vmlinux"
+        if obj is None:
+            return None
+        elf = self._elf(obj)
+        if elf is None:
+            return None
+        cands = elf.syms.get(f.function, [])
+        if not cands:
+            return None
+        sym = next((s for s in cands if s.size == f.size), cands[0])
+        off = f.offset - 1 if not exact and f.offset > 0 else f.offset
+        section = sym.section if elf.kind == "rel" else ""
+        return obj, section, sym.value + off
+
+    def _run(self, obj: Path, section: str, addrs: list[int]) -> None:
+        for i in range(0, len(addrs), 500):
+            chunk = addrs[i:i + 500]
+            cmd = [self.addr2line, "-e", str(obj), "-a", "-f", "-i"]
+            if section:
+                cmd += ["-j", section]
+            cmd += [hex(a) for a in chunk]
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+                got = _parse_addr2line(r.stdout) if r.returncode == 0 else {}
+            except (OSError, subprocess.TimeoutExpired):
+                got = {}
+            for a in chunk:
+                self._cache[(obj, section, a)] = got.get(a, ())
+
+    def _relative(self, file: str) -> str:
+        p = os.path.normpath(file)
+        for root in filter(None, [self.tree and os.path.join(self.tree, "_build"), self.tree]):
+            root = os.path.normpath(root)
+            if p.startswith(root + os.sep):
+                return p[len(root) + 1:]
+        return p
+
+    def symbolize(self, lines: Sequence[str], *, exact_first: bool = False) -> list[Frame]:
+        """Frames as printed -> Frames with file/line where possible.
+
+        `exact_first`: the first line is a faulting address (a RIP), not a
+        return address.
+        """
+        frames = [parse_frame(t) for t in lines]
+        if not self.available:
+            self._note_once()
+            return frames
+        targets = [self._target(f, exact_first and i == 0) for i, f in enumerate(frames)]
+        todo: dict[tuple[Path, str], list[int]] = {}
+        for t in targets:
+            if t is not None and t not in self._cache:
+                todo.setdefault((t[0], t[1]), [])
+                if t[2] not in todo[(t[0], t[1])]:
+                    todo[(t[0], t[1])].append(t[2])
+        for (obj, section), addrs in todo.items():
+            self._run(obj, section, addrs)
+        out = []
+        for f, t in zip(frames, targets):
+            locs = self._cache.get(t, ()) if t is not None else ()
+            locs = tuple(Location(l.function, self._relative(l.file) if l.file else None, l.line)
+                         for l in locs)
+            if locs and locs[0].file is not None:
+                f = replace(f, file=locs[0].file, line=locs[0].line, inlined=locs)
+            out.append(f)
+        return out
+
+    def symbolize_report(self, report) -> list[Frame]:
+        """A harness.reports.Report's stack_lines, its RIP frame exact."""
+        lines = list(report.stack_lines)
+        exact = False
+        if lines:
+            first = parse_frame(lines[0])
+            exact = first.function is not None and any(
+                r.lstrip().startswith(("RIP:", "EIP:", "pc :", "PC is at"))
+                and f"{first.function}+0x" in r for r in report.raw)
+        return self.symbolize(lines, exact_first=exact)
+
+
+_SYMBOLIZERS: dict[str, Symbolizer] = {}
+
+
+def symbolizer(artifacts: Path | str, **kw) -> Symbolizer:
+    """The process-wide Symbolizer of an artifacts folder (one note, one cache)."""
+    key = str(Path(artifacts).resolve())
+    s = _SYMBOLIZERS.get(key)
+    if s is None:
+        s = _SYMBOLIZERS[key] = Symbolizer(artifacts, **kw)
+    return s
