@@ -408,6 +408,10 @@ class Symbolizer:
                 and f"{first.function}+0x" in r for r in report.raw)
         return self.symbolize(lines, exact_first=exact)
 
+    def format_report(self, report) -> list[str]:
+        """The report's stack as display lines (format_frame of each)."""
+        return [format_frame(f) for f in self.symbolize_report(report)]
+
 
 _SYMBOLIZERS: dict[str, Symbolizer] = {}
 
