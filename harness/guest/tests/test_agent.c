@@ -1481,6 +1481,38 @@ static void test_cli_not_v4l2(struct tctx *t)
 	free(r);
 }
 
+static void test_cli_output_file(struct tctx *t)
+{
+	char path[] = "/tmp/dmaharness-agent-test-XXXXXX";
+	const char *args[] = { "--device", "/nonexistent/video9", "--wait",
+			       "0", "--output", path, NULL };
+	struct run *r = calloc(1, sizeof(*r));
+	char file[65536];
+	ssize_t n;
+	int fd;
+
+	fd = mkstemp(path);
+	if (!r || fd < 0 || !run_agent(agent_path, args, 0, r)) {
+		t->checks_failed++;
+		free(r);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	n = read(fd, file, sizeof(file) - 1);
+	close(fd);
+	unlink(path);
+	CHECK(t, n > 0);
+	if (n > 0) {
+		file[n] = '\0';
+		/* the same single line as on stdout */
+		CHECK_STR(t, file, r->out);
+		CHECK(t, strncmp(file, AGENT_LINE_PREFIX, 17) == 0);
+	}
+	CHECK(t, r->status == EXIT_AGENT_NO_CAMERA);
+	free(r);
+}
+
 static void test_cli_sigterm(struct tctx *t)
 {
 	static const char *const args[] = { "--device", "/nonexistent/video9",
@@ -1554,6 +1586,7 @@ static const struct test tests[] = {
 	{ "cli_no_camera", test_cli_no_camera, true },
 	{ "cli_not_v4l2", test_cli_not_v4l2, true },
 	{ "cli_sigterm", test_cli_sigterm, true },
+	{ "cli_output_file", test_cli_output_file, true },
 };
 
 int main(int argc, char **argv)
