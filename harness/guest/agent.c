@@ -1460,7 +1460,7 @@ static bool camera_start_session(struct agent *a, struct camera *c,
 static void camera_attach(struct agent *a, struct camera *c, int fd,
 			  const char *path, uint64_t now)
 {
-	uint64_t took;
+	uint64_t start = now_ns(), took;
 
 	c->fd = fd;
 	if (path != c->video_path)	/* no overlapping snprintf */
@@ -1478,7 +1478,7 @@ static void camera_attach(struct agent *a, struct camera *c, int fd,
 	/* The old input device, if still open, belongs to the old device. */
 	input_close(c);
 	input_find(a, c);
-	took = now_ns() - now;
+	took = now_ns() - start;
 	c->attach_ns_total += took;
 	if (took > c->attach_ns_max)
 		c->attach_ns_max = took;
@@ -1489,6 +1489,7 @@ static void camera_cycle(struct agent *a, struct camera *c, uint64_t now)
 {
 	struct v4l2_capability cap;
 	enum probe_result r;
+	uint64_t start = now_ns();
 	const char *op = "";
 	int fd, err = 0;
 
@@ -1504,7 +1505,7 @@ static void camera_cycle(struct agent *a, struct camera *c, uint64_t now)
 		c->fd = fd;
 		if (!camera_start_session(a, c, false))
 			camera_mark_absent(a, c, now);
-		took = now_ns() - now;
+		took = now_ns() - start;
 		if (took > c->cycle_ns_max)
 			c->cycle_ns_max = took;
 		return;
