@@ -75,6 +75,9 @@ class Row:
     after_counts: list[int]      # reports per after run
     guilty_frame: Optional[str] = None
     example: Optional[Report] = None   # the first report seen (before side first)
+    example_side: str = "before"       # the side `example` comes from
+    location: Optional[str] = None     # file:line of the guilty frame, when symbolized
+    frames: Optional[list] = None      # example's symbolized stack (harness.symbolize.Frame)
 
     @property
     def before_runs(self) -> int:
@@ -100,10 +103,14 @@ class Row:
         return self.after_runs > 0 and self.before_runs == 0
 
     def to_json(self) -> dict:
-        return {"title": self.title, "kind": self.kind, "status": self.status,
-                "flaky_side": self.flaky_side, "guilty_frame": self.guilty_frame,
-                "before_counts": list(self.before_counts),
-                "after_counts": list(self.after_counts)}
+        out = {"title": self.title, "kind": self.kind, "status": self.status,
+               "flaky_side": self.flaky_side, "guilty_frame": self.guilty_frame,
+               "location": self.location,
+               "before_counts": list(self.before_counts),
+               "after_counts": list(self.after_counts)}
+        if self.frames is not None:
+            out["stack"] = [f.to_json() for f in self.frames]
+        return out
 
 
 @dataclass
@@ -202,17 +209,18 @@ def diff_runs(before: Sequence[Run], after: Sequence[Run], *,
         raise ValueError("each side needs at least one run")
     tb = [_tally(r) for r in before]
     ta = [_tally(r) for r in after]
-    order: dict[str, tuple[str, Optional[Report]]] = {}
-    for t in tb + ta:
-        for title, (_, kind, first) in t.items():
-            order.setdefault(title, (kind, first))
+    order: dict[str, tuple[str, Optional[Report], str]] = {}
+    for side, tallies in (("before", tb), ("after", ta)):
+        for t in tallies:
+            for title, (_, kind, first) in t.items():
+                order.setdefault(title, (kind, first, side))
     rows = []
-    for title, (kind, first) in order.items():
+    for title, (kind, first, side) in order.items():
         bc = [t[title][0] if title in t else 0 for t in tb]
         ac = [t[title][0] if title in t else 0 for t in ta]
         status = _status(sum(1 for c in bc if c), len(bc), sum(1 for c in ac if c), len(ac))
         rows.append(Row(title, kind, status, bc, ac,
-                        first.guilty_frame if first is not None else None, first))
+                        first.guilty_frame if first is not None else None, first, side))
     rank = {s: i for i, s in enumerate(STATUSES)}
     rows.sort(key=lambda r: (rank[r.status], r.title))
     return Diff(before_label, after_label, len(before), len(after), rows)
@@ -294,11 +302,13 @@ def _counts(counts: list[int]) -> str:
 def format_table(diff: Diff) -> str:
     """An aligned table: status, per-run counts of each side, title.
 
-    Titles are never cut: they are what a reader searches for.
+    Titles are never cut: they are what a reader searches for.  A row whose
+    guilty frame was symbolized shows its file:line after the title.
     """
     head = ("status", diff.before_label, diff.after_label, "title")
     lines = [(r.status + ("*" if r.status == "flaky" else ""), _counts(r.before_counts),
-              _counts(r.after_counts), r.title) for r in diff.rows]
+              _counts(r.after_counts), r.title + (f"  ({r.location})" if r.location else ""))
+             for r in diff.rows]
     w = [max(len(x[i]) for x in [head] + lines) for i in range(3)]
     out = [f"{x[0]:<{w[0]}}  {x[1]:>{w[1]}}  {x[2]:>{w[2]}}  {x[3]}" for x in [head] + lines]
     if not diff.rows:

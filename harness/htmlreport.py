@@ -197,7 +197,9 @@ def _diff_section(outcome: Outcome) -> str:
             out.append(f'<tr><td class="{_e(r.status)}">{_e(status)}</td>'
                        f'<td class="n">{_e(",".join(map(str, r.before_counts)))}</td>'
                        f'<td class="n">{_e(",".join(map(str, r.after_counts)))}</td>'
-                       f"<td>{_e(r.title)}</td><td>{_e(r.guilty_frame or '')}</td></tr>")
+                       f"<td>{_e(r.title)}</td><td>{_e(r.guilty_frame or '')}"
+                       + (f' <span class="where">{_e(r.location)}</span>' if r.location else "")
+                       + "</td></tr>")
         if not d.rows:
             out.append('<tr><td colspan="5" class="muted">no kernel reports on either side</td></tr>')
         out.append("</table>")

@@ -46,7 +46,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 DEBUG_CONFIG = "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y"
 
@@ -423,3 +423,34 @@ def symbolizer(artifacts: Path | str, **kw) -> Symbolizer:
     if s is None:
         s = _SYMBOLIZERS[key] = Symbolizer(artifacts, **kw)
     return s
+
+
+def guilty_location(frames: Sequence[Frame], guilty: Optional[str]) -> Optional[str]:
+    """file:line of the first symbolized frame of function `guilty`."""
+    if not guilty:
+        return None
+    for f in frames:
+        if f.function and f.where and (f.function == guilty
+                                       or f.function.split(".")[0] == guilty):
+            return f.where
+    return None
+
+
+def annotate(outcome, symbolizers: Mapping[str, Symbolizer]) -> None:
+    """Give each row of a harness.diff.Outcome its symbolized stack and location.
+
+    `symbolizers` maps a side's label (the variant names the diff was made
+    with) to the Symbolizer of that variant's artifacts; rows whose example
+    report comes from a side without one are left alone.
+    """
+    for comp in outcome.comparisons:
+        d = comp.diff
+        for row in d.rows:
+            if row.example is None:
+                continue
+            label = d.before_label if row.example_side == "before" else d.after_label
+            sym = symbolizers.get(label)
+            if sym is None:
+                continue
+            row.frames = sym.symbolize_report(row.example)
+            row.location = guilty_location(row.frames, row.guilty_frame)

@@ -69,6 +69,7 @@ class HtmlTest(unittest.TestCase):
         ]
 
     def test_page(self):
+        self.outcome.comparisons[0].diff.rows[0].location = "drivers/media/usb/uvc/uvc_status.c:312"
         page = htmlreport.render(self.outcome, self.runs, title="uvc <case>")
         c = check(page)
         self.assertEqual(c.errors, [])
@@ -84,6 +85,7 @@ class HtmlTest(unittest.TestCase):
         self.assertIn("does NOT match", text)
         self.assertIn("uvc_status_start+0x4f/0x70 [uvcvideo]", text)   # a stack
         self.assertIn("drivers/x.c:1", text)   # the symbolized one
+        self.assertIn("uvc_status.c:312", text)  # a guilty frame's location
         tags = [t for t, _ in c.tags]
         self.assertIn("svg", tags)
         self.assertIn("details", tags)
