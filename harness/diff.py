@@ -362,7 +362,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 the outcome matches the case's expectation (without "
                "--case: nothing new appears), 1 it does not, 2 usage error, "
                "unreadable log or bad case file.")
-    ap.add_argument("logs", nargs="*", metavar="LOG")
+    ap.add_argument("logs", nargs="*", metavar="LOG",
+                    help="console logs, one per run: the before logs, then --, then the after logs")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
     ap.add_argument("--case", metavar="CASE_TOML",
                     help="evaluate against this case's [expect] (file or folder)")

@@ -62,6 +62,22 @@ class RunTrace:
     source: Optional[str] = None       # console log path, shown as text
 
 
+def agent_series(agent: Optional[dict], name: str = "events_dequeued"
+                 ) -> tuple[list[int], Optional[float]]:
+    """One per-second series of the guest agent's JSON (``--series``), and
+    its start in seconds since boot when the agent reports one
+    (``run_start_s``, CLOCK_MONOTONIC, the clock of printk's timestamps);
+    ([], None) when the agent gave no series."""
+    series = (agent or {}).get("series") or {}
+    values = series.get(name) if isinstance(series, dict) else None
+    if not isinstance(values, list):
+        return [], None
+    start = (agent or {}).get("run_start_s")
+    clean = [int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+             for v in values]
+    return clean, float(start) if isinstance(start, (int, float)) else None
+
+
 def _e(s: object) -> str:
     return escape(str(s), quote=True)
 

@@ -178,6 +178,15 @@ class HtmlTest(unittest.TestCase):
         self.assertTrue(3 <= len(t) <= 10)
         self.assertEqual(htmlreport.nice_ticks(5, 5), htmlreport.nice_ticks(5, 6))
 
+    def test_agent_series(self):
+        agent = {"run_start_s": 12.5, "series": {"interval_s": 1, "events_dequeued": [3, 4, 5],
+                                                  "cycles": [1, 1, 0]}}
+        self.assertEqual(htmlreport.agent_series(agent), ([3, 4, 5], 12.5))
+        self.assertEqual(htmlreport.agent_series(agent, "cycles"), ([1, 1, 0], 12.5))
+        self.assertEqual(htmlreport.agent_series({"series": {"events_dequeued": [1]}}), ([1], None))
+        self.assertEqual(htmlreport.agent_series(None), ([], None))
+        self.assertEqual(htmlreport.agent_series({"series": {}}), ([], None))
+
     def test_write(self):
         import tempfile
         with tempfile.TemporaryDirectory() as d:
