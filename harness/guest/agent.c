@@ -2038,26 +2038,39 @@ MAIN_ONLY static int emit_result(struct agent *a, int exit_code)
 	return ret;
 }
 
-static void emit_tick(const struct agent *a, uint64_t now)
+/*
+ * The --live progress record for the second that ended at now: that
+ * second's counts ("t" is its index in the series) and running totals.
+ */
+static void tick_json(struct jw *w, const struct agent *a, uint64_t now)
 {
 	const struct bucket *b = NULL;
-	size_t idx = (size_t)((now - a->run_start_ns) / NSEC_PER_SEC);
-	struct jw w;
+	size_t idx = now > a->run_start_ns ?
+		     (size_t)((now - a->run_start_ns) / NSEC_PER_SEC) : 0;
 
-	/* the second that just ended */
 	if (idx > 0 && idx - 1 < a->series.n)
 		b = &a->series.b[idx - 1];
+	jw_obj(w, NULL);
+	jw_u64(w, "version", AGENT_JSON_VERSION);
+	jw_u64(w, "t", idx ? idx - 1 : 0);
+	jw_u64(w, "events_dequeued", b ? b->dequeued : 0);
+	jw_u64(w, "events_emitted", b ? b->emitted : 0);
+	jw_u64(w, "key_events", b ? b->keys : 0);
+	jw_u64(w, "phys_reads", b ? b->phys_reads : 0);
+	jw_u64(w, "cycles", b ? b->cycles : 0);
+	jw_u64(w, "disconnects", b ? b->disconnects : 0);
+	jw_u64(w, "total_events_dequeued", SUM(a, seq.dequeued));
+	jw_u64(w, "total_events_emitted", SUM(a, seq.emitted));
+	jw_u64(w, "total_key_events", SUM(a, key_press) + SUM(a, key_release));
+	jw_obj_end(w);
+}
+
+static void emit_tick(const struct agent *a, uint64_t now)
+{
+	struct jw w;
+
 	jw_init(&w);
-	jw_obj(&w, NULL);
-	jw_u64(&w, "version", AGENT_JSON_VERSION);
-	jw_u64(&w, "t", idx ? idx - 1 : 0);
-	jw_u64(&w, "events_dequeued", b ? b->dequeued : 0);
-	jw_u64(&w, "events_emitted", b ? b->emitted : 0);
-	jw_u64(&w, "key_events", b ? b->keys : 0);
-	jw_u64(&w, "phys_reads", b ? b->phys_reads : 0);
-	jw_u64(&w, "cycles", b ? b->cycles : 0);
-	jw_u64(&w, "disconnects", b ? b->disconnects : 0);
-	jw_obj_end(&w);
+	tick_json(&w, a, now);
 	if (jw_done(&w))
 		fprintf(stderr, AGENT_TICK_PREFIX "%s\n", w.buf);
 	jw_free(&w);

@@ -953,6 +953,26 @@ static void test_sim_basic(struct tctx *t)
 	CHECK(t, sim_open_handles() == 0);
 	CHECK(t, agent_final_code(a) == EXIT_AGENT_OK);
 
+	/* the --live record for the second 1 .. 2 */
+	jw_init(&w);
+	tick_json(&w, a, a->run_start_ns + 2 * NSEC_PER_SEC + 5);
+	CHECK(t, jw_done(&w) && json_valid(w.buf));
+	if (w.buf) {
+		char want[96];
+
+		CHECK(t, json_field(w.buf, "t", v, sizeof(v)));
+		CHECK_STR(t, v, "1");
+		snprintf(want, sizeof(want), "%" PRIu64,
+			 a->series.b[1].dequeued);
+		CHECK(t, json_field(w.buf, "events_dequeued", v, sizeof(v)));
+		CHECK_STR(t, v, want);
+		snprintf(want, sizeof(want), "%" PRIu64, c->seq.emitted);
+		CHECK(t, json_field(w.buf, "total_events_emitted", v,
+				    sizeof(v)));
+		CHECK_STR(t, v, want);
+	}
+	jw_free(&w);
+
 	sim_json(t, a, 0, &w);
 	if (w.buf) {
 		CHECK(t, json_field(w.buf, "version", v, sizeof(v)));
