@@ -286,8 +286,11 @@ def compare_case(case, before: Sequence[Run], after: dict[str, Sequence[Run]]) -
     return Outcome(comps, case.name)
 
 
-def exit_code(matches: bool) -> int:
-    """0 when the outcome matches, 1 when it does not (2 is for errors)."""
+def exit_code(matches: Optional[bool]) -> int:
+    """0 when the outcome matches, 1 when it does not, 2 when there is no
+    outcome (None: the harness failed before it could compare)."""
+    if matches is None:
+        return EXIT_ERROR
     return EXIT_MATCH if matches else EXIT_MISMATCH
 
 

@@ -83,6 +83,7 @@ class EvaluateTest(unittest.TestCase):
         self.assertTrue(v.matches, v.reasons)
         self.assertEqual(v.reasons, [])
         self.assertEqual(diff.exit_code(v.matches), 0)
+        self.assertEqual(diff.exit_code(None), 2)
 
     def test_expected_not_fixed(self):
         d = diff.diff_runs(self.before, [run(SHARE, STOCK), run(SHARE, STOCK)])
