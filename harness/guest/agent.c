@@ -1769,6 +1769,11 @@ MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
  *                      events_dequeued, events_emitted, events_dropped,
  *                      key_events, phys_reads, cycles, disconnects
  *
+ * With --live, stderr gets `DMAHARNESS-AGENT-TICK {json}` each second: t (the
+ * second's index), that second's events_dequeued, events_emitted,
+ * key_events, phys_reads, cycles, disconnects, and total_events_dequeued,
+ * total_events_emitted, total_key_events so far (progress survives a panic).
+ *
  * Events emitted after the last drain before a close, or pending when the
  * device disappears, cannot be seen and are not counted.
  */
