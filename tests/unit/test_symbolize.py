@@ -44,7 +44,7 @@ FIRST = range(7, 11)
 SECOND = range(12, 17)
 SETUP = range(18, 22)
 
-HAVE_TOOLS = all(shutil.which(t) for t in ("gcc", "addr2line"))
+HAVE_TOOLS = all(shutil.which(t) for t in ("gcc", "ld", "nm", "addr2line"))
 
 
 def _sizes(path: Path) -> dict[str, int]:
@@ -104,8 +104,16 @@ class SymbolizeTest(unittest.TestCase):
         g = ["-g"] if debug else []
         subprocess.run(["gcc", *g, "-O0", "-fno-pie", "-no-pie", "-o", str(art / "vmlinux"),
                         str(self.src)], check=True, cwd=self.root)
-        subprocess.run(["gcc", *g, "-O0", "-c", "-o", str(mod / "fake-mod.ko"), str(self.src)],
-                       check=True, cwd=self.root)
+        # Like a real .ko: objects joined with ld -r, so t.c's code does
+        # not start at offset 0 of its sections.
+        pad = self.tree / "pad.c"
+        pad.write_text("int pad_a(int x) { return x * 5 - 3; }\n"
+                       "__attribute__((section(\".init.text\"))) int pad_b(int x) { return x; }\n")
+        for src in (pad, self.src):
+            subprocess.run(["gcc", *g, "-O0", "-c", "-o", str(self.root / (src.stem + ".o")),
+                            str(src)], check=True, cwd=self.root)
+        subprocess.run(["ld", "-r", "-o", str(mod / "fake-mod.ko"), str(self.root / "pad.o"),
+                        str(self.root / "t.o")], check=True, cwd=self.root)
         (art / "config").write_text(config)
         (art / "meta.json").write_text(json.dumps({"tree": str(self.tree)}))
         return art
@@ -138,8 +146,8 @@ class SymbolizeTest(unittest.TestCase):
         ko = art / "modules" / "kernel" / "drivers" / "test" / "fake-mod.ko"
         sz = _sizes(ko)
         s = self.sym(art)
-        # setup() sits at offset 0 of .init.text, like first() in .text:
-        # only a section-relative look-up tells them apart.
+        # setup() is in .init.text, second() in .text, both after pad.c's
+        # code: only section-relative look-ups of the symbol values work.
         frames = s.symbolize([f"setup+0x4/{sz['setup']:#x} [fake_mod]",
                               f"second+0x4/{sz['second']:#x} [fake_mod]",
                               "second+0x4/0x20 [not_loaded]"])
