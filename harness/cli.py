@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import camera, errors, fragments, initramfs, kernel, kunit, paths, qemu, reports, series
+from . import camera, diff, errors, fragments, initramfs, kernel, kunit, paths, qemu, reports, series
 from .errors import HarnessError
 from .progress import Progress
 
@@ -309,10 +309,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--agent-args", default="", help="more arguments for the guest agent")
     rn.set_defaults(func=cmd_run)
 
-    r = sub.add_parser("reports", add_help=False,
-                       help="list the kernel reports (KASAN, DMA-API, WARNING, ...) in a console log")
-    r.add_argument("args", nargs=argparse.REMAINDER)
-    r.set_defaults(func=lambda a: reports.main(a.args))
+    # listed for --help; main() hands their argv to their own parsers
+    sub.add_parser("reports", add_help=False,
+                   help="list the kernel reports (KASAN, DMA-API, WARNING, ...) in a console log")
+    sub.add_parser("diff", add_help=False,
+                   help="diff the kernel reports of console logs: before -- after")
     return p
 
 
@@ -320,7 +321,7 @@ def _on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
-DELEGATED = {"reports": lambda argv: reports.main(argv)}
+DELEGATED = {"reports": lambda argv: reports.main(argv), "diff": lambda argv: diff.main(argv)}
 
 
 def main(argv: list[str] | None = None) -> int:
