@@ -156,41 +156,62 @@ def _kconfig_files(srctree: Path, arch: str = "x86") -> list[Path]:
     return out
 
 
+def _indent(line: str) -> int:
+    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
+
+
 def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntry]]:
-    """Kconfig definitions of the given symbols (without CONFIG_)."""
+    """Kconfig definitions of the given symbols (without CONFIG_).
+
+    An entry's dependencies include the `if` blocks around it in its own
+    file (not those of the files that source it); help texts are skipped.
+    """
     found: dict[str, list[KconfigEntry]] = {}
     selectors: dict[str, list[str]] = {}
+    types = ("bool", "tristate", "int", "hex", "string")
     for path in _kconfig_files(srctree):
         # join continuation lines ("depends on A || \\\n B")
         lines = path.read_text(errors="replace").replace("\\\n", " ").splitlines()
+        rel = str(path.relative_to(srctree))
+        ifs: list[str] = []
+        entry: KconfigEntry | None = None   # the wanted entry being read
+        current: str | None = None          # any config entry being read
         i = 0
-        current = None
         while i < len(lines):
-            words = lines[i].split()
-            if len(words) >= 2 and words[0] in ("config", "menuconfig"):
-                current = words[1]
-            elif len(words) >= 2 and words[0] == "select" and words[1] in symbols and current:
-                selectors.setdefault(words[1], []).append(current)
-            if len(words) >= 2 and words[0] in ("config", "menuconfig") and words[1] in symbols:
-                entry = KconfigEntry(words[1], str(path.relative_to(srctree)), False, [])
-                i += 1
-                while i < len(lines):
-                    w = lines[i].split()
-                    if w and w[0] in _KEYWORDS and not lines[i][:1].isspace():
-                        break
-                    if len(w) >= 2 and w[0] == "select" and w[1] in symbols:
-                        selectors.setdefault(w[1], []).append(entry.symbol)
-                    if w[:2] == ["depends", "on"]:
-                        entry.depends.append(" ".join(w[2:]))
-                    elif w and w[0] in ("bool", "tristate", "int", "hex", "string") and len(w) > 1:
-                        entry.has_prompt = True
-                    elif w and w[0] == "prompt":
-                        entry.has_prompt = True
-                    i += 1
-                found.setdefault(entry.symbol, []).append(entry)
-                current = entry.symbol
-                continue
+            line = lines[i]
             i += 1
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            kw = w[0]
+            if kw in ("help", "---help---"):
+                base = _indent(line)
+                while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
+                    i += 1
+                continue
+            if kw == "if":
+                ifs.append(" ".join(w[1:]))
+            elif kw == "endif":
+                if ifs:
+                    ifs.pop()
+            elif kw in ("config", "menuconfig") and len(w) >= 2:
+                current = w[1]
+                entry = None
+                if current in symbols:
+                    entry = KconfigEntry(current, rel, False, list(ifs))
+                    found.setdefault(current, []).append(entry)
+                continue
+            if kw in _KEYWORDS:
+                entry = current = None
+                continue
+            if kw == "select" and len(w) >= 2 and w[1] in symbols and current:
+                selectors.setdefault(w[1], []).append(current)
+            if entry is None:
+                continue
+            if w[:2] == ["depends", "on"]:
+                entry.depends.append(" ".join(w[2:]))
+            elif (kw in types and len(w) > 1) or kw == "prompt":
+                entry.has_prompt = True
     for sym, by in selectors.items():
         for e in found.get(sym, []):
             e.selected_by = sorted(set(by))

@@ -82,6 +82,10 @@ class Explain(unittest.TestCase):
             "config FOO\n\tbool \"Foo\"\n\tdepends on BAR && !BAZ\n\thelp\n\t  config text\n\n"
             "config HIDDEN\n\tbool\n\tdefault n\n\n"
             "menuconfig BAR\n\tbool \"Bar\"\n\tselect HIDDEN\n\nconfig SEL2\n\tbool \"s\"\n\tselect FOO\n")
+        (root / "lib" / "Kconfig.kasan").write_text(
+            "menuconfig KASAN\n\tbool \"KASAN\"\n\thelp\n\t  if you enable this\n\t  config text\n\n"
+            "if KASAN\n\nconfig KASAN_INLINE\n\tbool \"inline\"\n\tdepends on !ARCH_NO_INLINE\n\n"
+            "endif # KASAN\n\nconfig AFTER\n\tbool \"after\"\n")
         (root / "arch" / "arm").mkdir(parents=True)
         (root / "arch" / "arm" / "Kconfig").write_text("config ARMONLY\n\tbool \"arm\"\n")
         self.root = root
@@ -104,6 +108,16 @@ class Explain(unittest.TestCase):
         self.assertIn("unknown to linux 6.1", out["CONFIG_NOPE"])
         # another architecture's Kconfig does not count as defining it
         self.assertIn("unknown", out["CONFIG_ARMONLY"])
+
+    def test_enclosing_if_block_is_a_dependency(self):
+        mism = [fragments.Mismatch("CONFIG_KASAN_INLINE", "y", "n", "x"),
+                fragments.Mismatch("CONFIG_AFTER", "y", "n", "x")]
+        out = {m.option: m.why for m in fragments.explain(self.root, "# CONFIG_KASAN is not set\n",
+                                                           mism, "6.1")}
+        self.assertIn("not set here: KASAN", out["CONFIG_KASAN_INLINE"])
+        self.assertIn("!ARCH_NO_INLINE", out["CONFIG_KASAN_INLINE"])
+        # the help text's "if you enable this" opened no block; endif closed it
+        self.assertNotIn("KASAN", out["CONFIG_AFTER"])
 
     def test_selected_option_names_its_selector(self):
         mism = [fragments.Mismatch("CONFIG_FOO", "n", "y", "x")]
