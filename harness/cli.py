@@ -9,9 +9,12 @@ import resource
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from . import camera, diff, errors, fragments, initramfs, kernel, kunit, paths, qemu, reports, series
+from . import camera, diff, errors, fragments, htmlreport, initramfs, kernel, kunit, paths, qemu, \
+    reports, series, symbolize
+from . import case as case_mod
 from .errors import HarnessError
 from .progress import Progress
 
@@ -87,16 +90,17 @@ def new_run_dir(label: str) -> Path:
     return d
 
 
-def _prepare(a, label: str, cfg: initramfs.RunConfig):
+def _prepare(a, label: str, cfg: initramfs.RunConfig, variant: kernel.Variant | None = None,
+             run_dir: Path | None = None):
     """Build the variant (cached), the initramfs, and a run folder."""
     prog = Progress(quiet=a.quiet)
-    res = kernel.build(_variant(a), jobs=a.jobs, progress=prog, force=a.force)
+    res = kernel.build(variant or _variant(a), jobs=a.jobs, progress=prog, force=a.force)
     art = res.artifacts
     agent = initramfs.build_agent() if cfg.workload == "agent" else None
     if cfg.workload == "agent" and agent is None:
         raise errors.BuildError("the agent workload needs harness/guest/Makefile to build the agent")
     base = initramfs.base_archive(art, agent)
-    run_dir = Path(a.run_dir) if a.run_dir else new_run_dir(f"{label}-{a.kernel}")
+    run_dir = run_dir or (Path(a.run_dir) if a.run_dir else new_run_dir(f"{label}-{a.kernel}"))
     run_dir.mkdir(parents=True, exist_ok=True)
     initrd = initramfs.run_archive(art, base, cfg, run_dir)
     return prog, res, run_dir, initrd
@@ -171,14 +175,25 @@ def cmd_kunit(a) -> int:
     return errors.EXIT_OK if ktap.ok else errors.EXIT_VERDICT
 
 
-def cmd_run(a) -> int:
-    flood = camera.Flood.parse(a.flood)
-    duration = camera.parse_duration(a.duration)
+@dataclass
+class FloodRun:
+    build: kernel.BuildResult
+    result: qemu.BootResult
+    agent: dict | None
+    summary: dict
+    payload: dict
+    run_dir: Path
+    crashed: list
+
+
+def flood_once(a, flood: camera.Flood, duration: float, cycle_hz: float, phys_hz: float,
+               variant: kernel.Variant | None = None, run_dir: Path | None = None) -> FloodRun:
+    """One boot with the cameras flooding and the agent driving uvcvideo."""
     agent_args = [f"--duration {duration:g}", "--wait 30", f"--cameras {a.cameras}",
-                  f"--cycle-hz {a.cycle_hz:g}", f"--phys-hz {a.phys_hz:g}", "--series"]
+                  f"--cycle-hz {cycle_hz:g}", f"--phys-hz {phys_hz:g}", "--series"]
     cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent",
                               agent_args=" ".join(agent_args + ([a.agent_args] if a.agent_args else [])))
-    prog, res, run_dir, initrd = _prepare(a, "run", cfg)
+    prog, res, run_dir, initrd = _prepare(a, "run", cfg, variant, run_dir)
     spec = camera.CameraSpec(flood, duration + 5, a.seed, a.hotplug)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with camera.Cameras(a.cameras, spec, run_dir) as cams:
@@ -197,23 +212,33 @@ def cmd_run(a) -> int:
                "build": res.to_json(), "run_dir": str(run_dir), "flood": flood.__dict__,
                "duration_s": duration, "summary": summary, "agent": agent,
                "cameras": [c.counters for c in cams.cams], **result.to_json()}
-    if crashed and result.ok:
-        (run_dir / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload}, indent=1) + "\n")
-        c = crashed[0]
+    (run_dir / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload}, indent=1) + "\n")
+    return FloodRun(res, result, agent, summary, payload, run_dir, crashed)
+
+
+def cmd_run(a) -> int:
+    if a.case:
+        return cmd_run_case(a)
+    fr = flood_once(a, camera.Flood.parse(a.flood), camera.parse_duration(a.duration),
+                    a.cycle_hz, a.phys_hz)
+    result, payload = fr.result, fr.payload
+    if fr.crashed and result.ok:
+        c = fr.crashed[0]
         e = errors.DeviceError(f"fake camera {c.index} failed (exit {c.exit_code}): "
                                f"{camera._tail(c.stderr)}", path=str(c.stderr))
         e.payload = payload
         raise e
-    _finish(a, run_dir, payload, result)
-    if agent is None:
+    _finish(a, fr.run_dir, payload, result)
+    if fr.agent is None:
         e = errors.GuestError(f"the guest agent printed no result line; console {result.console}",
                               path=str(result.console))
         e.payload = payload
         raise e
-    s = summary
+    s = fr.summary
+    flood = payload["flood"]
     _emit(a, payload,
-          f"{res.artifacts.key}: {flood.pattern}:{flood.rate} flood, {s['cameras']} camera(s), "
-          f"{duration:g}s ({result.accel})\n"
+          f"{fr.build.artifacts.key}: {flood['pattern']}:{flood['rate']} flood, {s['cameras']} camera(s), "
+          f"{payload['duration_s']:g}s ({result.accel})\n"
           f"  sent by the fake camera(s)   {s['sent']}\n"
           f"  counted in the guest         {s['guest_counted']} "
           f"({s['guest_events_emitted']} control events emitted, {s['guest_key_events']} key events)\n"
@@ -221,8 +246,58 @@ def cmd_run(a) -> int:
           f"({100 * s['ratio_to_ceiling']:.0f}% of the {s['ceiling_per_s']}/s ceiling)\n"
           f"  phys reads, open/close       {s['phys_reads']}, {s['cycles']}\n"
           f"  fake device CPU / QEMU CPU   {s['fake_device_cpu_s']:.2f}s / {s['qemu_cpu_s']:.1f}s\n"
-          f"  console  {result.console}\n  result   {run_dir / 'result.json'}")
+          f"  console  {result.console}\n  result   {fr.run_dir / 'result.json'}")
     return errors.EXIT_OK
+
+
+def cmd_run_case(a) -> int:
+    """A case: every variant R times under the flood, then the diff of reports."""
+    case = case_mod.load_case(a.case)
+    ver = case.folder.parent.parent.name
+    if ver in kernel.SUPPORTED and ver != a.kernel:
+        raise errors.InputError(f"case {case.folder} is for linux {ver}, not --kernel {a.kernel}")
+    rs = case.run
+    duration = camera.parse_duration(a.duration) if a.duration_given else rs.duration
+    prog = Progress(quiet=a.quiet)
+    top = Path(a.run_dir) if a.run_dir else new_run_dir(f"case-{case.name}-{a.kernel}")
+    top.mkdir(parents=True, exist_ok=True)
+    base = series.variant_patches(a.kernel, with_base=not a.no_base_series)
+    frags = tuple(fragments.resolve_fragments(a.fragment))
+    runs: dict[str, list] = {}
+    traces, syms, failures = [], {}, []
+    for v in [case.before] + case.afters:
+        variant = kernel.Variant(a.kernel, tuple(base) + v.patches, frags)
+        runs[v.name] = []
+        for r in range(a.runs):
+            prog.note(f"[case {case.name}] {v.name} run {r + 1}/{a.runs}")
+            fr = flood_once(a, rs.flood, duration, rs.cycle_hz, rs.phys_hz, variant,
+                            top / f"{v.name}-{r + 1}")
+            text = fr.result.console.read_text(errors="replace")
+            reps = reports.parse(text)
+            runs[v.name].append(reps)
+            if fr.result.outcome not in ("ok", "panic", "guest-error") or fr.crashed:
+                failures.append(f"{v.name} run {r + 1}: {fr.result.describe()}"
+                                + (f"; fake camera crashed" if fr.crashed else ""))
+            syms[v.name] = symbolize.symbolizer(fr.build.artifacts.dir)
+            series_, start = htmlreport.agent_series(fr.agent)
+            traces.append(htmlreport.RunTrace(f"{v.name} #{r + 1}", reps, series_,
+                                              start or 0.0, syms[v.name].format_report,
+                                              str(fr.result.console)))
+    if failures:
+        raise errors.GuestError("the case could not run cleanly: " + "; ".join(failures))
+    outcome = diff.compare_case(case, runs[case.before.name],
+                                {v.name: runs[v.name] for v in case.afters})
+    symbolize.annotate(outcome, syms)
+    out_json = top / "outcome.json"
+    out_json.write_text(json.dumps(outcome.to_json(), indent=1) + "\n")
+    html = htmlreport.write(top / "report.html", outcome, traces,
+                            title=f"dmaharness: {case.name} on linux {a.kernel}")
+    payload = {"command": "run", "case": case.name, "kernel": a.kernel, "runs": a.runs,
+               "ok": outcome.matches, "run_dir": str(top), "html": str(html),
+               "outcome": outcome.to_json()}
+    _emit(a, payload, diff.format_outcome(outcome) +
+          f"\n  logs     {top}/<variant>-<run>/console.log\n  json     {out_json}\n  report   {html}")
+    return diff.exit_code(outcome.matches)
 
 
 def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str):
@@ -299,7 +374,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--flood", default="control:max",
                    help="PATTERN[:RATE]: control, button, mixed, malformed or random; "
                         "RATE per second or max (default control:max)")
-    g.add_argument("--duration", default="20s", help="flood and agent run time (20s)")
+    g.add_argument("--duration", default=None,
+                   help="flood and agent run time (20s; with --case, the case's own)")
     g.add_argument("--cameras", type=int, default=1, help="fake cameras, one usb-redir each (1)")
     g.add_argument("--hotplug", type=float, default=0,
                    help="unplug and replug each camera every S seconds (0: never)")
@@ -307,6 +383,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--cycle-hz", type=float, default=0, help="agent close/open rate (0)")
     g.add_argument("--phys-hz", type=float, default=0, help="agent EVIOCGPHYS read rate (0)")
     g.add_argument("--agent-args", default="", help="more arguments for the guest agent")
+    g = rn.add_argument_group("case (before/after diff)")
+    g.add_argument("--case", type=Path, metavar="DIR|case.toml",
+                   help="run a case's before and after variants and diff their reports "
+                        "(exit 0 when the outcome matches the case's expectation, 1 when not)")
+    g.add_argument("--runs", type=int, default=2, help="runs per variant with --case (2)")
     rn.set_defaults(func=cmd_run)
 
     # listed for --help; main() hands their argv to their own parsers
@@ -330,6 +411,9 @@ def main(argv: list[str] | None = None) -> int:
         # subcommands with their own argparse (and --help)
         return DELEGATED[argv[0]](argv[1:])
     a = parser().parse_args(argv)
+    if getattr(a, "command", None) == "run":
+        a.duration_given = a.duration is not None
+        a.duration = a.duration or "20s"
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return a.func(a)
