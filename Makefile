@@ -1,6 +1,6 @@
 # dmaharness — see README.md.
 #
-#   make run     the main job (builds what is missing, boots, reports)
+#   make run     the main job: the seed case before/after on 6.1 (KERNEL=6.12 for 6.12)
 #   make test    everything CI runs: unit tests, then kernels built and booted
 #   make deps    install the Debian packages (as root; otherwise prints the line)
 
@@ -28,7 +28,7 @@ agent: deps
 	@if [ -f harness/guest/Makefile ]; then $(MAKE) -s -C harness/guest; fi
 
 run: deps c-tools
-	./dmaharness run --kernel $(KERNEL) --flood control:max --duration 20s --phys-hz 50 --cycle-hz 1
+	./dmaharness run --kernel $(KERNEL) --case patches/$(KERNEL)/cases/uvc-status-buffer
 
 unit: unit-python unit-c
 

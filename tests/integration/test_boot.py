@@ -209,3 +209,29 @@ class CameraRun(unittest.TestCase):
         cam = out["cameras"][0]
         self.assertGreaterEqual(cam["hotplug_cycles"], 2, cam)
         self.assertGreaterEqual(out["agent"]["totals"]["reconnects"], 1, out["agent"]["totals"])
+
+
+class DetectorKunit(unittest.TestCase):
+    """The detector's KUnit suite runs inside QEMU through the harness."""
+
+    def kunit(self, version):
+        r = run("kunit", "--kernel", version, "--json", "-q", "--filter", "dma-debug-cacheline*")
+        out = json.loads(r.stdout)
+        self.assertEqual(r.returncode, 0, f"{version}: {out.get('kunit', {}).get('failures')}\n{r.stderr[-2000:]}")
+        k = out["kunit"]
+        self.assertTrue(k["ok"])
+        names = [s["name"] for s in k["suites"]]
+        self.assertIn("dma-debug-cacheline", names)
+        suite = k["suites"][names.index("dma-debug-cacheline")]
+        self.assertGreaterEqual(suite["counts"]["passed"], 7, suite)
+        self.assertEqual(suite["counts"]["failed"], 0)
+        # other commands boot the same kernel with KUnit off
+        b = run("boot", "--kernel", version, "--json", "-q")
+        self.assertEqual(b.returncode, 0, b.stderr[-2000:])
+        self.assertNotIn("# Subtest: dma-debug-cacheline", Path(json.loads(b.stdout)["console"]).read_text())
+
+    def test_kunit_6_1(self):
+        self.kunit("6.1")
+
+    def test_kunit_6_12(self):
+        self.kunit("6.12")
