@@ -146,12 +146,15 @@ class BadInput(unittest.TestCase):
             (d / "0001-bad.patch").write_text(
                 "--- a/Makefile\n+++ b/Makefile\n@@ -1,1 +1,1 @@\n-no such line here\n+x\n")
             (d / "series").write_text("0001-bad.patch\n")
-            r = run("build", "--kernel", "6.1", "--series", str(d / "series"))
-            self.assertEqual(r.returncode, 4, r.stderr)
-            self.assertIn("0001-bad.patch does not apply", r.stderr)
-            self.assertIn("Makefile: hunk #1 FAILED", r.stderr)
+            p = subprocess.Popen(CLI + ["build", "--kernel", "6.1", "--series", str(d / "series")],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _, err = p.communicate(timeout=600)
+            self.assertEqual(p.returncode, 4, err)
+            self.assertIn("0001-bad.patch does not apply", err)
+            self.assertIn("Makefile: hunk #1 FAILED", err)
+            # the half-patched tree of this run (named after its pid) is gone
             cache = Path(os.environ.get("DMAHARNESS_CACHE", Path.home() / ".cache/dmaharness"))
-            self.assertEqual(list((cache / "work").glob(".tmp-*")), [])
+            self.assertEqual(list((cache / "work").glob(f".tmp-*-{p.pid}")), [])
 
     def test_series_naming_a_missing_file(self):
         with tempfile.TemporaryDirectory() as d:
