@@ -69,6 +69,7 @@ enum {
 #define MAX_ERRS		48
 #define JW_MAX_DEPTH		16
 #define NSEC_PER_SEC		1000000000ULL
+#define INPUT_GRACE_NS		(2 * NSEC_PER_SEC)
 
 /* Limits for options. */
 #define MAX_DURATION_S		(7.0 * 24 * 3600)
@@ -934,6 +935,9 @@ struct camera {
 	char input_match[8];	/* "phys" or "name" */
 	int input_fd;
 	char phys_bad[80];	/* last phys string that differed */
+	char input_error[320];	/* why no input device, while there is none */
+	uint64_t attached_ns;	/* last (re)attach */
+	uint64_t input_error_ns;	/* when input_error was written */
 
 	struct ctrltab ctrls;
 	struct seqtrack seq;
@@ -1242,6 +1246,8 @@ static void input_close(struct camera *c)
 	c->input_fd = -1;
 }
 
+static void input_note_missing(struct camera *c, bool now_or_never);
+
 /* Is phys the input phys of another camera we drive? */
 static bool phys_of_other_camera(const struct agent *a, const struct camera *c,
 				 const char *phys)
@@ -1276,8 +1282,12 @@ static void input_find(struct agent *a, struct camera *c)
 	expected_input_phys(c->bus_info, want, sizeof(want));
 	d = opendir("/dev/input");
 	if (!d) {
-		if (errno != ENOENT)
-			agent_err(a, "opendir", errno, "/dev/input");
+		int err = errno;
+
+		if (err != ENOENT)
+			agent_err(a, "opendir", err, "/dev/input");
+		snprintf(c->input_error, sizeof(c->input_error),
+			 "/dev/input: %s", strerror(err));
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -1332,6 +1342,31 @@ static void input_find(struct agent *a, struct camera *c)
 		snprintf(c->input_match, sizeof(c->input_match), "name");
 		c->input_found++;
 	}
+	if (c->input_fd >= 0)
+		c->input_error[0] = '\0';
+	else
+		input_note_missing(c, false);
+}
+
+/*
+ * Explain a missing input device, once (uvc_probe registers the video node
+ * before the input device, so give it INPUT_GRACE_NS after an attach).
+ */
+static void input_note_missing(struct camera *c, bool now_or_never)
+{
+	char want[80];
+
+	if (c->input_fd >= 0 || c->input_error[0] || !c->bus_info[0])
+		return;
+	if (!now_or_never && now_ns() - c->attached_ns < INPUT_GRACE_NS)
+		return;
+	expected_input_phys(c->bus_info, want, sizeof(want));
+	c->input_error_ns = now_ns();
+	snprintf(c->input_error, sizeof(c->input_error),
+		 "no /dev/input/event* with phys %s or name '%.40s' (uvcvideo registers one only with CONFIG_USB_VIDEO_CLASS_INPUT_EVDEV and, in newer kernels such as 6.12, bTriggerSupport=bTriggerUsage=1)",
+		 want, c->card);
+	fprintf(stderr, AGENT_NAME ": camera %u: %s%s\n", c->index,
+		c->input_error, now_or_never ? "" : "; still looking");
 }
 
 static void input_lost(struct agent *a, struct camera *c)
@@ -1477,6 +1512,7 @@ static void camera_attach(struct agent *a, struct camera *c, int fd,
 	}
 	/* The old input device, if still open, belongs to the old device. */
 	input_close(c);
+	c->attached_ns = start;
 	input_find(a, c);
 	took = now_ns() - start;
 	c->attach_ns_total += took;
@@ -1740,7 +1776,8 @@ MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
  *                      cpu_sys_s (the agent's own CPU time, getrusage)
  *   cameras[]          per camera:
  *     index, video_device, bus_info, card, found, present_at_end,
- *     input_device, input_name, input_phys, input_match ("phys" | "name")
+ *     input_device, input_name, input_phys, input_match ("phys" | "name"),
+ *     input_error (null, or why no input device was found)
  *     events_dequeued     V4L2 events read with VIDIOC_DQEVENT
  *     events_emitted      events the driver queued on our file handles,
  *                         from the sequence numbers (last seen + 1 per open
@@ -1805,6 +1842,7 @@ static void json_camera(struct jw *w, const struct camera *c)
 	jw_str(w, "input_name", c->input_name[0] ? c->input_name : NULL);
 	jw_str(w, "input_phys", c->input_phys[0] ? c->input_phys : NULL);
 	jw_str(w, "input_match", c->input_match[0] ? c->input_match : NULL);
+	jw_str(w, "input_error", c->input_error[0] ? c->input_error : NULL);
 
 	jw_u64(w, "events_dequeued", c->seq.dequeued);
 	jw_u64(w, "events_emitted", c->seq.emitted);
@@ -2283,6 +2321,8 @@ static void run_loop(struct agent *a, const sigset_t *mask)
 		struct camera *c = &a->cam[i];
 
 		c->present_at_end = c->fd >= 0;
+		if (c->present_at_end)
+			input_note_missing(c, true);
 		if (c->input_fd >= 0)
 			input_read(a, c, now);
 		if (c->fd >= 0)

@@ -86,6 +86,7 @@ struct sim_cam {
 	uint64_t corrupt_phys_on;	/* n-th EVIOCGPHYS returns garbage */
 	const char *phys_suffix;	/* instead of "/button" */
 	bool no_ext_ctrl;	/* VIDIOC_QUERY_EXT_CTRL -> ENOTTY (old kernel) */
+	bool no_input;		/* no input device (6.12 without trigger) */
 	uint64_t emitted_seen;	/* per closed fh: last dequeued seq + 1 */
 	uint64_t dequeued;
 	uint64_t subscribe_ok;
@@ -416,7 +417,8 @@ int __wrap_open(const char *path, int flags, ...)
 		if (num == 9)
 			return sim_alloc_fh(SIM_OTHER_INPUT, 0);
 		for (i = 0; i < sim.ncam; i++)
-			if (sim.cam[i].plugged && sim.cam[i].input_num == num)
+			if (sim.cam[i].plugged && !sim.cam[i].no_input &&
+			    sim.cam[i].input_num == num)
 				return sim_alloc_fh(SIM_INPUT, i);
 	}
 	errno = ENOENT;
@@ -707,7 +709,7 @@ DIR *__wrap_opendir(const char *name)
 		snprintf(sim.names[sim.nnames++], 32, "mice");
 		snprintf(sim.names[sim.nnames++], 32, "event9");
 		for (i = sim.ncam - 1; i >= 0; i--)	/* highest first */
-			if (sim.cam[i].plugged)
+			if (sim.cam[i].plugged && !sim.cam[i].no_input)
 				snprintf(sim.names[sim.nnames++], 32, "event%d",
 					 sim.cam[i].input_num);
 	} else {

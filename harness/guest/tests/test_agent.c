@@ -889,7 +889,7 @@ static void check_documented_fields(struct tctx *t, const char *j)
 		"input_events", "phys_last_mismatch", "open_failures",
 		"absent_s", "attach_s_total", "attach_s_max", "cycle_s_max",
 		"input_found", "input_disconnects", "errors_unrecorded",
-		"interval_s", "truncated", "wakeups", "cpu_user_s", "cpu_sys_s",
+		"interval_s", "truncated", "input_error", "wakeups", "cpu_user_s", "cpu_sys_s",
 	};
 	char v[64];
 	size_t i;
@@ -1297,6 +1297,99 @@ static void test_sim_queryctrl_fallback(struct tctx *t)
 	sim_free(a);
 }
 
+static void test_sim_no_input_device(struct tctx *t)
+{
+	struct agent *a;
+	struct sim_cam *sc;
+	struct jw w;
+	char v[320];
+
+	sim_reset();
+	sc = sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+	sc->no_input = true;
+	a = sim_agent();
+	if (!a) {
+		t->checks_failed++;
+		return;
+	}
+	a->opt.duration_s = 1.2;	/* shorter than the grace: noted at end */
+	a->opt.phys_hz = 100.0;
+	CHECK(t, sim_run(a));
+	CHECK(t, a->cam[0].input_fd < 0 && a->cam[0].input_found == 0);
+	CHECK(t, strstr(a->cam[0].input_error,
+			"phys usb-0000:00:04.0-1/button") != NULL);
+	CHECK(t, a->cam[0].phys_reads == 0 && a->cam[0].key_press == 0);
+	CHECK(t, a->cam[0].seq.dequeued > 1000);	/* events still counted */
+	CHECK(t, sim_open_handles() == 0);
+	sim_json(t, a, 0, &w);
+	if (w.buf) {
+		CHECK(t, json_field(w.buf, "input_device", v, sizeof(v)));
+		CHECK_STR(t, v, "null");
+		CHECK(t, json_field(w.buf, "input_error", v, sizeof(v)));
+		CHECK(t, strncmp(v, "\"no /dev/input/event* with phys", 31) == 0);
+	}
+	jw_free(&w);
+	sim_free(a);
+
+	/* noted during the run once the grace time has passed */
+	sim_reset();
+	sc = sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+	sc->no_input = true;
+	a = sim_agent();
+	if (!a) {
+		t->checks_failed++;
+		return;
+	}
+	a->opt.duration_s = 2.6;
+	sim.active = true;
+	agent_apply_options(a);
+	CHECK(t, wait_for_cameras(a, &(sigset_t){ 0 }));
+	sim.sigterm_at = sim.now + 1900 * 1000000ULL;
+	run_loop(a, &(sigset_t){ 0 });
+	sim.active = false;
+	stop_signal = 0;
+	/* not during the run (grace), only at its end */
+	CHECK(t, a->cam[0].input_error[0] != '\0');
+	CHECK(t, a->cam[0].input_error_ns - a->run_start_ns ==
+		 1900 * 1000000ULL);
+	sim_free(a);
+
+	sim_reset();
+	sc = sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+	sc->no_input = true;
+	a = sim_agent();
+	if (!a) {
+		t->checks_failed++;
+		return;
+	}
+	a->opt.duration_s = 2.6;
+	sim.active = true;
+	agent_apply_options(a);
+	CHECK(t, wait_for_cameras(a, &(sigset_t){ 0 }));
+	sim.sigterm_at = sim.now + 2600 * 1000000ULL - 1;
+	run_loop(a, &(sigset_t){ 0 });
+	sim.active = false;
+	stop_signal = 0;
+	/* the input rescan at 2.0 s, once the grace has passed */
+	CHECK(t, a->cam[0].input_error[0] != '\0');
+	CHECK(t, a->cam[0].input_error_ns - a->run_start_ns ==
+		 2000 * 1000000ULL);
+	sim_free(a);
+
+	/* with an input device the field is null */
+	sim_reset();
+	sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+	a = sim_agent();
+	if (!a) {
+		t->checks_failed++;
+		return;
+	}
+	a->opt.duration_s = 0.2;
+	CHECK(t, sim_run(a));
+	CHECK(t, a->cam[0].input_error[0] == '\0');
+	sim_free(a);
+}
+
 static void test_sim_sigterm(struct tctx *t)
 {
 	struct agent *a;
@@ -1600,6 +1693,7 @@ static const struct test tests[] = {
 	{ "sim_fewer_cameras", test_sim_fewer_cameras, false },
 	{ "sim_input_by_name", test_sim_input_by_name, false },
 	{ "sim_sigterm", test_sim_sigterm, false },
+	{ "sim_no_input_device", test_sim_no_input_device, false },
 	{ "sim_queryctrl_fallback", test_sim_queryctrl_fallback, false },
 	{ "cli_help", test_cli_help, true },
 	{ "cli_usage_error", test_cli_usage_error, true },
