@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import resource
@@ -12,8 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import camera, diff, errors, fragments, htmlreport, initramfs, kernel, kunit, paths, qemu, \
-    reports, series, symbolize
+from . import camera, diff, errors, fragments, htmlreport, initramfs, kernel, kunit, paths, proc, \
+    qemu, reports, series, symbolize
 from . import case as case_mod
 from .errors import HarnessError
 from .progress import Progress
@@ -263,26 +264,43 @@ def cmd_run_case(a) -> int:
     top.mkdir(parents=True, exist_ok=True)
     base = series.variant_patches(a.kernel, with_base=not a.no_base_series)
     frags = tuple(fragments.resolve_fragments(a.fragment))
-    runs: dict[str, list] = {}
+    variants = [(v, kernel.Variant(a.kernel, tuple(base) + v.patches, frags))
+                for v in [case.before] + case.afters]
+    # builds first, one after the other (incremental, seeded from each other) ...
+    for v, variant in variants:
+        prog.note(f"[case {case.name}] variant {v.name}: {len(variant.patches)} patches")
+        kernel.build(variant, jobs=a.jobs, progress=prog, force=a.force)
+    # ... then the boots, --parallel at a time (each is mostly QEMU)
+    jobs = [(v, variant, r) for v, variant in variants for r in range(a.runs)]
+
+    def one(job):
+        v, variant, r = job
+        prog.note(f"[case {case.name}] {v.name} run {r + 1}/{a.runs}")
+        return job, flood_once(a, rs.flood, duration, rs.cycle_hz, rs.phys_hz, variant,
+                               top / f"{v.name}-{r + 1}")
+
+    runs: dict[str, list] = {v.name: [] for v, _ in variants}
     traces, syms, failures = [], {}, []
-    for v in [case.before] + case.afters:
-        variant = kernel.Variant(a.kernel, tuple(base) + v.patches, frags)
-        runs[v.name] = []
-        for r in range(a.runs):
-            prog.note(f"[case {case.name}] {v.name} run {r + 1}/{a.runs}")
-            fr = flood_once(a, rs.flood, duration, rs.cycle_hz, rs.phys_hz, variant,
-                            top / f"{v.name}-{r + 1}")
-            text = fr.result.console.read_text(errors="replace")
-            reps = reports.parse(text)
-            runs[v.name].append(reps)
-            if fr.result.outcome not in ("ok", "panic", "guest-error") or fr.crashed:
-                failures.append(f"{v.name} run {r + 1}: {fr.result.describe()}"
-                                + (f"; fake camera crashed" if fr.crashed else ""))
-            syms[v.name] = symbolize.symbolizer(fr.build.artifacts.dir)
-            series_, start = htmlreport.agent_series(fr.agent)
-            traces.append(htmlreport.RunTrace(f"{v.name} #{r + 1}", reps, series_,
-                                              start or 0.0, syms[v.name].format_report,
-                                              str(fr.result.console)))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.parallel)) as pool:
+        try:
+            done = list(pool.map(one, jobs))
+        except BaseException:
+            # workers wait on their QEMU and cameras: stop those so they return
+            pool.shutdown(wait=False, cancel_futures=True)
+            proc.stop_all()
+            raise
+    for (v, variant, r), fr in done:
+        text = fr.result.console.read_text(errors="replace")
+        reps = reports.parse(text)
+        runs[v.name].append(reps)
+        if fr.result.outcome not in ("ok", "panic", "guest-error") or fr.crashed:
+            failures.append(f"{v.name} run {r + 1}: {fr.result.describe()}"
+                            + ("; fake camera crashed" if fr.crashed else ""))
+        syms[v.name] = symbolize.symbolizer(fr.build.artifacts.dir)
+        series_, start = htmlreport.agent_series(fr.agent)
+        traces.append(htmlreport.RunTrace(f"{v.name} #{r + 1}", reps, series_,
+                                          start or 0.0, syms[v.name].format_report,
+                                          str(fr.result.console)))
     if failures:
         raise errors.GuestError("the case could not run cleanly: " + "; ".join(failures))
     outcome = diff.compare_case(case, runs[case.before.name],
@@ -388,6 +406,8 @@ def parser() -> argparse.ArgumentParser:
                    help="run a case's before and after variants and diff their reports "
                         "(exit 0 when the outcome matches the case's expectation, 1 when not)")
     g.add_argument("--runs", type=int, default=2, help="runs per variant with --case (2)")
+    g.add_argument("--parallel", type=int, default=2,
+                   help="guests booted at once with --case (2; one per core is about right)")
     rn.set_defaults(func=cmd_run)
 
     # listed for --help; main() hands their argv to their own parsers
@@ -426,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(e.detail.rstrip() + "\n")
         return e.exit_code
     except KeyboardInterrupt:
+        proc.stop_all()
         sys.stderr.write(f"\ndmaharness {a.command}: interrupted; nothing is left running, "
                          "and the cache stays consistent (rerun to continue)\n")
         return errors.EXIT_INTERRUPTED

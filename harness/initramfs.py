@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,14 +110,18 @@ def _gen(art: Artifacts, spec_lines: list[str], out: Path) -> None:
     tool = art.gen_init_cpio
     if not tool.is_file():
         raise BuildError(f"{tool} is missing from the artifacts of {art.key}")
-    listing = out.with_suffix(".list")
-    listing.write_text("\n".join(spec_lines) + "\n")
-    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
+    fd, lname = tempfile.mkstemp(prefix=out.name + ".", suffix=".list", dir=out.parent)
+    listing = Path(lname)
+    with os.fdopen(fd, "w") as f:
+        f.write("\n".join(spec_lines) + "\n")
+    fd, name = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
+    tmp = Path(name)
+    with os.fdopen(fd, "wb") as f:
         r = subprocess.run([str(tool), str(listing)], stdout=f, stderr=subprocess.PIPE, text=False)
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise BuildError(f"gen_init_cpio failed on {listing}: {r.stderr.decode(errors='replace')[-500:]}")
+    listing.unlink()
     tmp.rename(out)
 
 
@@ -143,5 +148,4 @@ def run_archive(art: Artifacts, base: Path, cfg: RunConfig, run_dir: Path) -> Pa
             with open(part, "rb") as f:
                 shutil.copyfileobj(f, out, 1 << 20)
     overlay.unlink()
-    overlay.with_suffix(".list").unlink(missing_ok=True)
     return initrd

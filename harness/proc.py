@@ -11,6 +11,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import threading
 import time
 from typing import Sequence
 
@@ -25,10 +26,24 @@ def _child_setup() -> None:
         pass
 
 
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+
+
 def spawn(cmd: Sequence[str], **kw) -> subprocess.Popen:
     """Popen in a new session (own process group), dying with its parent."""
-    return subprocess.Popen(list(cmd), start_new_session=True,
-                            preexec_fn=_child_setup, **kw)
+    p = subprocess.Popen(list(cmd), start_new_session=True, preexec_fn=_child_setup, **kw)
+    with _live_lock:
+        _live.add(p)
+    return p
+
+
+def stop_all(grace: float = 2.0) -> None:
+    """Stop every child spawned here that still runs (Ctrl-C with worker threads)."""
+    with _live_lock:
+        procs = list(_live)
+    for p in procs:
+        stop(p, grace=grace)
 
 
 def stop(p: subprocess.Popen, *, sig: int = signal.SIGTERM, grace: float = 5.0) -> int | None:
@@ -50,3 +65,6 @@ def stop(p: subprocess.Popen, *, sig: int = signal.SIGTERM, grace: float = 5.0) 
         return p.wait(timeout=5)
     except subprocess.TimeoutExpired:
         return None
+    finally:
+        with _live_lock:
+            _live.discard(p)
