@@ -1,0 +1,33 @@
+"""The report parser on console logs recorded from real runs."""
+
+import unittest
+from pathlib import Path
+
+from harness import reports
+
+LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
+
+
+class RealLogs(unittest.TestCase):
+    def test_uvc_xu0_null_dereference(self):
+        reps = reports.parse((LOGS / "real-6.1-stock-uvc-xu0-null-deref.log").read_text(errors="replace"))
+        self.assertEqual([r.title for r in reps],
+                         ["BUG: kernel NULL pointer dereference in __uvc_ctrl_get_value"])
+        r = reps[0]
+        self.assertEqual(r.guilty_frame, "__uvc_ctrl_get_value")
+        self.assertIn("uvc_ctrl_status_event_work", r.stack)
+        self.assertAlmostEqual(r.timestamp, 13.341745)
+
+    def test_clean_boots_have_no_reports(self):
+        boot = LOGS.parent / "boot"
+        for name in ("6.1-ok-uvcvideo.log", "6.1-silent-sleeping-workload.log"):
+            self.assertEqual(reports.parse((boot / name).read_text(errors="replace")), [], name)
+
+    def test_init_exit_panic_is_a_report(self):
+        text = (LOGS.parent / "boot" / "6.1-panic-init-exits.log").read_text(errors="replace")
+        titles = [r.title for r in reports.parse(text)]
+        self.assertTrue(any("kill init" in t or t.startswith("kernel panic") for t in titles), titles)
+
+
+if __name__ == "__main__":
+    unittest.main()
