@@ -942,7 +942,6 @@ struct camera {
 	struct ctrltab ctrls;
 	struct seqtrack seq;
 
-	uint64_t controls_enumerated;
 	uint64_t class_controls;
 	uint64_t subscribed;
 	uint64_t subscribe_failed;
@@ -1092,8 +1091,8 @@ static void video_enum_controls(struct agent *a, struct camera *c)
 	bool ext = true;
 	unsigned int guard;
 
-	c->controls_enumerated = 0;
 	c->class_controls = 0;
+	c->ctrls.overflow = 0;	/* counts the latest enumeration */
 	for (guard = 0; guard < 4 * MAX_CTRLS; guard++) {
 		uint32_t got_id, type, flags;
 		char name[32];
@@ -1141,7 +1140,6 @@ static void video_enum_controls(struct agent *a, struct camera *c)
 				  c->index, c->video_path, got_id);
 			return;
 		}
-		c->controls_enumerated++;
 		if (type == V4L2_CTRL_TYPE_CTRL_CLASS)
 			c->class_controls++;
 		else
@@ -1788,7 +1786,8 @@ MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
  *     seq_anomalies       sequence numbers that repeated or went backwards
  *     events_value_change / _flags_change / _range_change: changes bits
  *     events_other_type, events_unknown_control
- *     controls, class_controls, used_queryctrl, subscriptions,
+ *     controls, class_controls, controls_untracked (beyond the table),
+ *     used_queryctrl, subscriptions,
  *     subscribe_failures, per_control[] {id, name, type, subscribed, events}
  *     key_events (press + release), key_press, key_release, key_repeat,
  *     key_other_codes, input_events (all records read), syn_dropped
@@ -1855,6 +1854,7 @@ static void json_camera(struct jw *w, const struct camera *c)
 
 	jw_u64(w, "controls", c->ctrls.n);
 	jw_u64(w, "class_controls", c->class_controls);
+	jw_u64(w, "controls_untracked", c->ctrls.overflow);
 	jw_bool(w, "used_queryctrl", c->used_queryctrl);
 	jw_u64(w, "subscriptions", c->subscribed);
 	jw_u64(w, "subscribe_failures", c->subscribe_failed);

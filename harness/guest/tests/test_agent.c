@@ -889,7 +889,7 @@ static void check_documented_fields(struct tctx *t, const char *j)
 		"input_events", "phys_last_mismatch", "open_failures",
 		"absent_s", "attach_s_total", "attach_s_max", "cycle_s_max",
 		"input_found", "input_disconnects", "errors_unrecorded",
-		"interval_s", "truncated", "input_error", "wakeups", "cpu_user_s", "cpu_sys_s",
+		"interval_s", "truncated", "input_error", "controls_untracked", "wakeups", "cpu_user_s", "cpu_sys_s",
 	};
 	char v[64];
 	size_t i;
