@@ -404,7 +404,8 @@ static const char usage_text[] =
 "2 no camera appeared within --wait; 3 fewer cameras than --cameras appeared\n"
 "(the run still happens with those found); 64 bad command line.\n"
 "The JSON line is printed in every case except --help; on failure it has an\n"
-"\"error\" string, otherwise \"error\" is null.\n";
+"\"error\" string, otherwise \"error\" is null.  Its fields (JSON version\n"
+"1) are described in harness/guest/agent.c, section Output.\n";
 
 static void options_default(struct options *o)
 {
