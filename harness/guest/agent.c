@@ -1763,6 +1763,9 @@ MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
  *                      phys_hz, cameras, devices[], initial, series)
  *   wait_elapsed_s     time from start until the cameras were found
  *   run_elapsed_s      time from the end of the wait to the result
+ *   agent_start_s, run_start_s: CLOCK_MONOTONIC seconds (the clock of
+ *                      printk timestamps) of the agent's start and of
+ *                      second 0 of the series (null before a run)
  *   cameras_requested, cameras_found
  *   totals             sums over cameras: events_dequeued, events_emitted,
  *                      events_dropped, seq_anomalies, key_events,
@@ -1942,6 +1945,12 @@ static void json_build(struct jw *w, const struct agent *a, int exit_code,
 					       a->wait_done_ns : now), 3);
 	jw_dbl(w, "run_elapsed_s", a->run_start_ns ?
 	       secs_since(a->run_start_ns, now) : 0.0, 3);
+	/* absolute CLOCK_MONOTONIC: the clock of printk's timestamps */
+	jw_dbl(w, "agent_start_s", (double)a->t0_ns / 1e9, 6);
+	if (a->run_start_ns)
+		jw_dbl(w, "run_start_s", (double)a->run_start_ns / 1e9, 6);
+	else
+		jw_null(w, "run_start_s");
 	jw_u64(w, "cameras_requested", o->cameras);
 	jw_u64(w, "cameras_found", cameras_found(a));
 

@@ -889,7 +889,8 @@ static void check_documented_fields(struct tctx *t, const char *j)
 		"input_events", "phys_last_mismatch", "open_failures",
 		"absent_s", "attach_s_total", "attach_s_max", "cycle_s_max",
 		"input_found", "input_disconnects", "errors_unrecorded",
-		"interval_s", "truncated", "input_error", "controls_untracked", "wakeups", "cpu_user_s", "cpu_sys_s",
+		"interval_s", "truncated", "input_error", "controls_untracked",
+		"agent_start_s", "run_start_s", "wakeups", "cpu_user_s", "cpu_sys_s",
 	};
 	char v[64];
 	size_t i;
@@ -986,6 +987,9 @@ static void test_sim_basic(struct tctx *t)
 		CHECK(t, strstr(w.buf, "\"name\":\"Brightness\"") != NULL);
 		CHECK(t, strstr(w.buf, "\"series\":{\"interval_s\":1,") != NULL);
 		check_documented_fields(t, w.buf);
+		/* the model's clock starts at 1000 s; no wait happened */
+		CHECK(t, json_field(w.buf, "run_start_s", v, sizeof(v)));
+		CHECK_STR(t, v, "1000.000000");
 	}
 	jw_free(&w);
 	sim_free(a);
