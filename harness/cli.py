@@ -115,12 +115,12 @@ def _kunit_append(res, command: str) -> str:
     return ""
 
 
-def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append=""):
+def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", data_log=None):
     append = (_kunit_append(res, a.command) + append + " " + a.append).strip()
     req = qemu.BootRequest(kernel=res.artifacts.bzimage, initrd=initrd,
                            console=run_dir / "console.log", append=append, memory_mb=a.memory,
                            smp=a.smp, accel=a.accel, timeout=timeout, silence=a.silence,
-                           extra_args=list(extra_args))
+                           extra_args=list(extra_args), data_log=data_log)
     prog.note(f"[{a.command} {a.kernel}] console: {req.console}")
     out = (lambda t: sys.stderr.write(t)) if a.console else None
     return qemu.boot(req, on_output=out)
@@ -190,8 +190,10 @@ class FloodRun:
 def flood_once(a, flood: camera.Flood, duration: float, cycle_hz: float, phys_hz: float,
                variant: kernel.Variant | None = None, run_dir: Path | None = None) -> FloodRun:
     """One boot with the cameras flooding and the agent driving uvcvideo."""
+    # the result line also goes to the second serial port, where printk cannot cut it
     agent_args = [f"--duration {duration:g}", "--wait 30", f"--cameras {a.cameras}",
-                  f"--cycle-hz {cycle_hz:g}", f"--phys-hz {phys_hz:g}", "--series"]
+                  f"--cycle-hz {cycle_hz:g}", f"--phys-hz {phys_hz:g}", "--series",
+                  "--output /dev/ttyS1"]
     cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent",
                               agent_args=" ".join(agent_args + ([a.agent_args] if a.agent_args else [])))
     prog, res, run_dir, initrd = _prepare(a, "run", cfg, variant, run_dir)
@@ -200,12 +202,14 @@ def flood_once(a, flood: camera.Flood, duration: float, cycle_hz: float, phys_hz
     with camera.Cameras(a.cameras, spec, run_dir) as cams:
         prog.note(f"[run {a.kernel}] {a.cameras} camera(s), flood {flood.pattern}:{flood.rate} "
                   f"for {duration:g}s")
+        data_log = run_dir / "agent.log"
         result = _boot(a, prog, res, run_dir, initrd, timeout=duration + a.timeout,
-                       extra_args=cams.qemu_args())
+                       extra_args=cams.qemu_args(), data_log=data_log)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         crashed = cams.crashed()
     qemu_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    agent = camera.agent_result(result.console.read_text(errors="replace"))
+    agent = (camera.agent_result(data_log.read_text(errors="replace")) if data_log.is_file() else None) \
+        or camera.agent_result(result.console.read_text(errors="replace"))
     summary = camera.summarize(agent, cams.cams, duration)
     summary["qemu_cpu_s"] = round(qemu_cpu, 3)
     summary["fake_device_cpu_share"] = round(summary["fake_device_cpu_s"] / qemu_cpu, 4) if qemu_cpu else None

@@ -39,6 +39,7 @@ class BootRequest:
     timeout: float = 300.0            # wall clock, whole boot
     silence: float = 60.0             # no console output for this long = hung
     extra_args: list[str] = field(default_factory=list)   # devices (usb-redir ...)
+    data_log: Path | None = None      # the guest's ttyS1 (results away from printk)
 
 
 @dataclass
@@ -198,6 +199,7 @@ def command_line(req: BootRequest, accel: str) -> list[str]:
         "-no-reboot",
         "-nic", "none",
         "-serial", f"file:{req.console}",
+        "-serial", f"file:{req.data_log}" if req.data_log else "null",
         "-device", "qemu-xhci,id=xhci",
         "-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=0x04",
         "-kernel", str(req.kernel),
