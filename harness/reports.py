@@ -398,7 +398,9 @@ _SKIP_PREFIXES = (
     "__mutex_", "mutex_lock", "rt_mutex_", "__rt_mutex", "rwsem_", "__down",
     "__up", "down_", "up_", "percpu_down_", "percpu_up_",
     "__memcpy", "__memset", "__memmove", "memcpy_", "memset_", "__str",
-    "debug_dma_", "dma_debug_", "dma_map_", "dma_unmap_", "__dma_map_", "__dma_unmap_",
+    "debug_dma_", "dma_debug_", "dma_map_",
+    # the cache-line detector's own helpers (kernel/dma/debug_cacheline.c)
+    "cl_report", "cl_check_", "cl_save_stack", "cl_first_seen", "cl_bytes_in_use", "dma_unmap_", "__dma_map_", "__dma_unmap_",
     "dma_direct_", "dma_sync_", "__dma_sync_", "dma_alloc_", "dma_free_",
     "dma_pool_", "iommu_dma_", "swiotlb_", "dmam_",
     "usb_hcd_", "__usb_hcd_",

@@ -18,6 +18,13 @@ class RealLogs(unittest.TestCase):
         self.assertIn("uvc_ctrl_status_event_work", r.stack)
         self.assertAlmostEqual(r.timestamp, 13.341745)
 
+    def test_detector_reports_blame_the_caller_not_the_detector(self):
+        text = (LOGS / "real-6.1-detector-stock-camera-flood.log").read_text(errors="replace")
+        sigs = {s.title: s.count for s in reports.fold(reports.parse(text))}
+        msg = "DMA-API: device driver maps a buffer that shares a cache line with other data of its object"
+        self.assertEqual(sigs, {f"{msg} in usb_get_string": 4, f"{msg} in __uvc_query_ctrl": 6})
+        self.assertTrue(all(r.kind == "DETECTOR" for r in reports.parse(text)))
+
     def test_clean_boots_have_no_reports(self):
         boot = LOGS.parent / "boot"
         for name in ("6.1-ok-uvcvideo.log", "6.1-silent-sleeping-workload.log"):
