@@ -121,9 +121,11 @@ class InterruptedBuild(unittest.TestCase):
         # --force walks the whole kbuild tree again: plenty of time to interrupt make
         p = subprocess.Popen(CLI + ["build", "--kernel", "6.1", "--force"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cache = Path(os.environ.get("DMAHARNESS_CACHE", Path.home() / ".cache/dmaharness")).resolve()
+        ours = rf"make -C {cache}/work/{key} O=_build"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            kids = subprocess.run(["pgrep", "-f", f"make -C .*work/{key} "], capture_output=True, text=True)
+            kids = subprocess.run(["pgrep", "-f", ours], capture_output=True, text=True)
             if kids.stdout.strip():
                 break
             time.sleep(0.2)
@@ -132,8 +134,7 @@ class InterruptedBuild(unittest.TestCase):
         _, err = p.communicate(timeout=120)
         self.assertEqual(p.returncode, 130, err)
         time.sleep(1)
-        left = subprocess.run(["pgrep", "-f", rf"make -C \S*work/{key} O=_build"],
-                              capture_output=True, text=True)
+        left = subprocess.run(["pgrep", "-f", ours], capture_output=True, text=True)
         self.assertEqual(left.stdout.strip(), "", "make survived the interrupt")
         again = run("build", "--kernel", "6.1", "--json", "-q")
         self.assertEqual(again.returncode, 0, again.stderr)
