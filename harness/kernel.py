@@ -291,26 +291,37 @@ def _freshen(path: Path) -> None:
     tmp.rename(path)
 
 
-def _files_differing(seed_tree: Path, seed_patches: list, tree: Path, variant: Variant) -> list[str]:
-    """Files whose content differs between the seed's tree and ours.
+def _align_timestamps(seed_tree: Path, tree: Path, variant: Variant) -> list[str]:
+    """Make make's view of our tree match the seed's build folder.
 
-    Only files touched by the patches the two do not share can differ.
+    Every file a patch of either variant touched is compared with the
+    seed's copy.  Same content: ours takes the seed's mtime (patch gave it
+    a fresh one, which would rebuild everything that includes, say, a
+    patched header).  Different content: ours gets a new inode and mtime
+    now, so whatever depends on it is rebuilt.  Untouched files are hard
+    links of the pristine tree in both, with the same mtime.  Returns the
+    files that differ.
     """
-    ours = variant.patch_ids()
-    common = 0
-    while common < min(len(ours), len(seed_patches)) and ours[common] == seed_patches[common]:
-        common += 1
     touched: set[str] = set()
-    for p in variant.patches[common:]:
+    for p in variant.patches:
         touched.update(p.touched_files())
     state = json.loads((seed_tree.parent / f"{seed_tree.name}.json").read_text())
-    for files in state.get("touched", [])[common:]:
+    for files in state.get("touched", []):
         touched.update(files)
     differ = []
     for rel in sorted(touched):
         a, b = seed_tree / rel, tree / rel
-        if a.is_file() != b.is_file() or (b.is_file() and a.read_bytes() != b.read_bytes()):
+        if not b.is_file():
+            if a.is_file():
+                differ.append(rel)
+            continue
+        if a.is_file() and a.read_bytes() == b.read_bytes():
+            st = a.stat()
+            if b.stat().st_nlink == 1:        # patched here: our own inode
+                os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns))
+        else:
             differ.append(rel)
+            _freshen(b)
     return differ
 
 
@@ -473,11 +484,8 @@ def build(variant: Variant, *, jobs: int | None = None, progress: Progress | Non
                     if r.returncode != 0:
                         shutil.rmtree(tmp, ignore_errors=True)
                         raise EnvError(f"cannot copy build folder: {r.stderr.strip()}")
-                    differ = _files_differing(seed_tree, seed_state.get("patches", []), tree, variant)
+                    differ = _align_timestamps(seed_tree, tree, variant)
                     tmp.rename(build_dir)
-                for rel in differ:
-                    if (tree / rel).is_file():
-                        _freshen(tree / rel)
                 seeded = seed_tree.name
                 same_config = (seed_state.get("fragments_digest") == variant.fragments_digest()
                                and not any(os.path.basename(f).startswith("Kconfig") for f in differ))

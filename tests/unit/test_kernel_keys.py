@@ -111,3 +111,38 @@ class Trees(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SeedTimestamps(unittest.TestCase):
+    """A seeded build folder must see only the files whose content differs as new."""
+
+    def test_same_content_takes_seed_mtime_different_content_is_fresh(self):
+        import os
+        import json
+        import time
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            pristine = d / "pristine"
+            pristine.mkdir()
+            (pristine / "untouched.c").write_text("u\n")
+            seed, ours = d / "seed", d / "ours"
+            for t in (seed, ours):
+                t.mkdir()
+                os.link(pristine / "untouched.c", t / "untouched.c")
+                (t / "header.h").write_text("patched by the common patch\n")
+            (seed / "driver.c").write_text("seed's version\n")
+            (ours / "driver.c").write_text("our version\n")
+            old = time.time() - 3600
+            os.utime(seed / "header.h", (old, old))
+            (d / "seed.json").write_text(json.dumps({"touched": [["header.h"], ["driver.c"]]}))
+            (d / "p1.patch").write_text("--- a/header.h\n+++ b/header.h\n@@ -0,0 +1 @@\n+x\n")
+            (d / "p2.patch").write_text("--- a/driver.c\n+++ b/driver.c\n@@ -0,0 +1 @@\n+x\n")
+            v = kernel.Variant("6.1", (series.Patch(d / "p1.patch"), series.Patch(d / "p2.patch")), ())
+            before = time.time()
+            differ = kernel._align_timestamps(seed, ours, v)
+            self.assertEqual(differ, ["driver.c"])
+            self.assertAlmostEqual((ours / "header.h").stat().st_mtime, old, delta=1)
+            self.assertGreaterEqual((ours / "driver.c").stat().st_mtime, before - 1)
+            self.assertEqual((ours / "driver.c").read_text(), "our version\n")
+            # the pristine tree's inode was not touched
+            self.assertEqual((ours / "untouched.c").stat().st_ino, (pristine / "untouched.c").stat().st_ino)
