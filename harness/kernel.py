@@ -291,6 +291,32 @@ def _freshen(path: Path) -> None:
     tmp.rename(path)
 
 
+def _relocate(build: Path, seed_tree: Path, tree: Path) -> int:
+    """Point a copied build folder's tools/ records at their new place.
+
+    Kbuild itself records relative paths (the build folder is a child of
+    the tree), but tools/objtool is built with absolute ones; left as they
+    are, objtool is rebuilt, and every object that depends on the objtool
+    binary with it.  Rewrites the seed's path in tools/ .cmd and .d files,
+    keeping their mtimes.  Returns how many files changed.
+    """
+    old, new = str(seed_tree).encode(), str(tree).encode()
+    n = 0
+    for dirpath, _, files in os.walk(build / "tools"):
+        for f in files:
+            if not (f.endswith(".cmd") or f.endswith(".d")):
+                continue
+            p = os.path.join(dirpath, f)
+            data = open(p, "rb").read()
+            if old in data:
+                st = os.stat(p)
+                with open(p, "wb") as fh:
+                    fh.write(data.replace(old, new))
+                os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+                n += 1
+    return n
+
+
 def _align_timestamps(seed_tree: Path, tree: Path, variant: Variant) -> list[str]:
     """Make make's view of our tree match the seed's build folder.
 
@@ -466,6 +492,10 @@ def build(variant: Variant, *, jobs: int | None = None, progress: Progress | Non
             "touched": [p.touched_files() for p in variant.patches],
             "built": False,
         }
+        try:   # a forced or interrupted rebuild leaves a usable seed behind
+            state["built"] = bool(json.loads(state_file.read_text()).get("built"))
+        except (OSError, ValueError):
+            pass
         if not tree.is_dir():
             progress.note(f"[{label}] tree {tree} ({len(variant.patches)} patches)")
             make_tree(pristine, tree, variant.patches)
@@ -485,6 +515,7 @@ def build(variant: Variant, *, jobs: int | None = None, progress: Progress | Non
                         shutil.rmtree(tmp, ignore_errors=True)
                         raise EnvError(f"cannot copy build folder: {r.stderr.strip()}")
                     differ = _align_timestamps(seed_tree, tree, variant)
+                    _relocate(tmp, seed_tree, tree)
                     tmp.rename(build_dir)
                 seeded = seed_tree.name
                 same_config = (seed_state.get("fragments_digest") == variant.fragments_digest()
