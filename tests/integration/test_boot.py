@@ -245,3 +245,28 @@ class DetectorKunit(unittest.TestCase):
 
     def test_kunit_6_12(self):
         self.kunit("6.12")
+
+
+class SeedCase(unittest.TestCase):
+    """The seed case, short: the bug shows, each of the three fixes removes it."""
+
+    def case(self, version):
+        folder = ROOT / "patches" / version / "cases" / "uvc-status-buffer"
+        r = run("run", "--kernel", version, "--case", str(folder), "--runs", "1",
+                "--duration", "8s", "--json", "-q")
+        self.assertIn(r.returncode, (0, 1), r.stderr[-3000:])
+        out = json.loads(r.stdout)
+        comps = out["outcome"]["comparisons"]
+        self.assertEqual(len(comps), 3)
+        for c in comps:
+            self.assertTrue(c["verdict"]["matches"], json.dumps(c["verdict"], indent=1))
+        self.assertEqual(r.returncode, 0)
+        html = Path(out["html"]).read_text()
+        self.assertIn("<svg", html)
+        self.assertIn("uvc", html)
+
+    def test_seed_case_6_1(self):
+        self.case("6.1")
+
+    def test_seed_case_6_12(self):
+        self.case("6.12")
