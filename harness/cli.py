@@ -338,6 +338,16 @@ def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str,
     return g
 
 
+def _command(sub, name: str, func, help_text: str, description: str) -> argparse.ArgumentParser:
+    """A subcommand that builds a variant: variant options, --json, -q, exit codes."""
+    p = sub.add_parser(name, help=help_text, description=description, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _variant_args(p)
+    _common(p)
+    p.set_defaults(func=func)
+    return p
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dmaharness",
@@ -347,50 +357,35 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    b = sub.add_parser("build", help="build a kernel variant (cached by content)",
-                       description="Build a kernel variant: linux-source-X.Y + patches/X.Y/series "
-                                   "+ --series patches, configured from tinyconfig and "
-                                   "kconfig-fragments/. A variant already built is not rebuilt.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _variant_args(b)
-    _common(b)
-    b.set_defaults(func=cmd_build)
+    _command(sub, "build", cmd_build, "build a kernel variant (cached by content)",
+             "Build a kernel variant: linux-source-X.Y + patches/X.Y/series + --series "
+             "patches, configured from tinyconfig and kconfig-fragments/. A variant already "
+             "built is not rebuilt.")
 
-    bt = sub.add_parser("boot", help="build if needed, then boot in QEMU and watch the console",
-                        description="Boot a kernel variant under QEMU (TCG unless KVM really "
-                                    "works) with the harness's initramfs, and wait for the "
-                                    "guest's end marker. Fails on panic, hang or silence.",
-                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _variant_args(bt)
-    _common(bt)
+    bt = _command(sub, "boot", cmd_boot, "build if needed, then boot in QEMU and watch the console",
+                  "Boot a kernel variant under QEMU (TCG unless KVM really works) with the "
+                  "harness's initramfs, and wait for the guest's end marker. Fails on panic, "
+                  "hang or silence.")
     g = _boot_args(bt, timeout=300, help_timeout="wall-clock limit in seconds (300)")
     g.add_argument("--modules", default="", help="comma-separated modules the init loads")
     g.add_argument("--workload", choices=("none", "agent", "shell-cmd"), default="none",
                    help="what the guest init runs after loading modules (none)")
     g.add_argument("--agent-args", default="", help="arguments of the guest agent")
     g.add_argument("--cmd", default="", help="shell command for --workload shell-cmd")
-    bt.set_defaults(func=cmd_boot)
 
-    ku = sub.add_parser("kunit", help="boot a variant and run its KUnit suites (KTAP parsed)",
-                        description="Boot the variant and collect the KTAP output of its KUnit "
-                                    "suites (built in, or modules given with --modules). Exit 0 "
-                                    "when every case passed or was skipped, 1 when one failed.",
-                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _variant_args(ku)
-    _common(ku)
+    ku = _command(sub, "kunit", cmd_kunit, "boot a variant and run its KUnit suites (KTAP parsed)",
+                  "Boot the variant and collect the KTAP output of its KUnit suites (built in, "
+                  "or modules given with --modules). Exit 0 when every case passed or was "
+                  "skipped, 1 when one failed.")
     g = _boot_args(ku, timeout=300, help_timeout="wall-clock limit in seconds (300)")
     g.add_argument("--filter", default="", help="kunit.filter_glob: suites to run (default all)")
     g.add_argument("--modules", default="", help="KUnit test modules to load (comma-separated)")
-    ku.set_defaults(func=cmd_kunit)
 
-    rn = sub.add_parser("run", help="boot with fake UVC cameras flooding the status endpoint",
-                        description="Start fake UVC cameras (fake-device/) on usbredir, boot the "
-                                    "variant with them attached, load uvcvideo and run the guest "
-                                    "agent; report packets sent, events counted in the guest and "
-                                    "the delivered rate over time.",
-                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    _variant_args(rn)
-    _common(rn)
+    rn = _command(sub, "run", cmd_run, "boot with fake UVC cameras flooding the status endpoint",
+                  "Start fake UVC cameras (fake-device/) on usbredir, boot the variant with them "
+                  "attached, load uvcvideo and run the guest agent; report packets sent, events "
+                  "counted in the guest and the delivered rate over time. With --case, run a "
+                  "case's before and after variants and diff their kernel reports.")
     # one vCPU: under TCG on 2 host cores, -smp 2 halves the delivered status rate
     _boot_args(rn, timeout=120, help_timeout="seconds allowed beyond --duration (120)", smp=1)
     g = rn.add_argument_group("flood")
@@ -413,7 +408,6 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--runs", type=int, default=2, help="runs per variant with --case (2)")
     g.add_argument("--parallel", type=int, default=2,
                    help="guests booted at once with --case (2; one per core is about right)")
-    rn.set_defaults(func=cmd_run)
 
     # listed for --help; main() hands their argv to their own parsers
     sub.add_parser("reports", add_help=False,
