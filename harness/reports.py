@@ -309,6 +309,10 @@ def _strip_syscall(name: str) -> str:
 
 # Frames that are never the culprit: reporting machinery, sanitizers,
 # helpers, locking, allocators, DMA/USB plumbing, interrupt and syscall entry.
+# "clocksource: ...:", "tsc: ...:": a one-word subsystem prefix marks another
+# part of the kernel talking, never a heading of our report.
+_FOREIGN_PREFIX = re.compile(r"[a-z0-9_.-]+: ")
+
 _SKIP_EXACT = frozenset("""
     panic __warn warn_slowpath_fmt __warn_printk report_bug handle_bug
     exc_invalid_op asm_exc_invalid_op do_trap do_error_trap die __die
@@ -1222,6 +1226,12 @@ class _Parser:
             # Old kernels without <TASK> markers: the stack ended.
             b.raw.pop()
             self.close(b)
+            return
+        if body[-1:] == ":" and b.stack_started and _FOREIGN_PREFIX.match(body):
+            # "clocksource: ... too large:": another subsystem's message
+            # printed in the middle of our stack, not a heading; the stack
+            # goes on after it.
+            b.raw.pop()
             return
         if body[-1:] == ":":
             # Headings of stacks: "Call Trace:", "Allocated by task 1:", ...

@@ -25,6 +25,13 @@ class RealLogs(unittest.TestCase):
         self.assertEqual(sigs, {f"{msg} in usb_get_string": 4, f"{msg} in __uvc_query_ctrl": 6})
         self.assertTrue(all(r.kind == "DETECTOR" for r in reports.parse(text)))
 
+    def test_foreign_message_inside_a_call_trace_does_not_cut_it(self):
+        text = (LOGS / "real-6.12-clocksource-inside-call-trace.log").read_text(errors="replace")
+        sigs = {s.title: s.count for s in reports.fold(reports.parse(text))}
+        self.assertFalse([t for t in sigs if t.endswith(" in cl_report")], sigs)
+        msg = "DMA-API: device driver maps a buffer that shares a cache line with other data of its object"
+        self.assertEqual(sigs.get(f"{msg} in usb_get_string"), 4, sigs)
+
     def test_clean_boots_have_no_reports(self):
         boot = LOGS.parent / "boot"
         for name in ("6.1-ok-uvcvideo.log", "6.1-silent-sleeping-workload.log"):
