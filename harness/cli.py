@@ -123,7 +123,12 @@ def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", d
                            extra_args=list(extra_args), data_log=data_log)
     prog.note(f"[{a.command} {a.kernel}] console: {req.console}")
     out = (lambda t: sys.stderr.write(t)) if a.console else None
-    return qemu.boot(req, on_output=out)
+    try:
+        return qemu.boot(req, on_output=out)
+    finally:
+        # a copy of the cached base archive plus the run's config: 4 MB a run
+        if initrd.parent == run_dir:
+            initrd.unlink(missing_ok=True)
 
 
 def _finish(a, run_dir: Path, payload: dict, result) -> None:
