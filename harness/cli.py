@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import resource
+import shutil
 import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import camera, diff, errors, fragments, htmlreport, initramfs, kernel, kunit, paths, proc, \
-    qemu, reports, series, symbolize
+from . import bisect, camera, diff, errors, fragments, htmlreport, initramfs, kernel, kunit, paths, \
+    proc, qemu, reports, series, symbolize
 from . import case as case_mod
 from .errors import HarnessError
 from .progress import Progress
@@ -92,10 +94,10 @@ def new_run_dir(label: str) -> Path:
 
 
 def _prepare(a, label: str, cfg: initramfs.RunConfig, variant: kernel.Variant | None = None,
-             run_dir: Path | None = None):
-    """Build the variant (cached), the initramfs, and a run folder."""
+             run_dir: Path | None = None, build: kernel.BuildResult | None = None):
+    """Build the variant (cached) unless given a build, the initramfs, and a run folder."""
     prog = Progress(quiet=a.quiet)
-    res = kernel.build(variant or _variant(a), jobs=a.jobs, progress=prog, force=a.force)
+    res = build or kernel.build(variant or _variant(a), jobs=a.jobs, progress=prog, force=a.force)
     art = res.artifacts
     agent = initramfs.build_agent() if cfg.workload == "agent" else None
     if cfg.workload == "agent" and agent is None:
@@ -193,15 +195,21 @@ class FloodRun:
 
 
 def flood_once(a, flood: camera.Flood, duration: float, cycle_hz: float, phys_hz: float,
-               variant: kernel.Variant | None = None, run_dir: Path | None = None) -> FloodRun:
-    """One boot with the cameras flooding and the agent driving uvcvideo."""
+               variant: kernel.Variant | None = None, run_dir: Path | None = None,
+               build: kernel.BuildResult | None = None) -> FloodRun:
+    """One boot with the cameras flooding and the agent driving uvcvideo.
+
+    ``a`` holds the run options (argparse namespace of `run`); the kernel
+    is ``build`` when given, else ``variant`` (or the one ``a`` names),
+    built or taken from the cache.
+    """
     # the result line also goes to the second serial port, where printk cannot cut it
     agent_args = [f"--duration {duration:g}", "--wait 30", f"--cameras {a.cameras}",
                   f"--cycle-hz {cycle_hz:g}", f"--phys-hz {phys_hz:g}", "--series",
                   "--output /dev/ttyS1"]
     cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent",
                               agent_args=" ".join(agent_args + ([a.agent_args] if a.agent_args else [])))
-    prog, res, run_dir, initrd = _prepare(a, "run", cfg, variant, run_dir)
+    prog, res, run_dir, initrd = _prepare(a, "run", cfg, variant, run_dir, build)
     spec = camera.CameraSpec(flood, duration + 5, a.seed, a.hotplug)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with camera.Cameras(a.cameras, spec, run_dir) as cams:
@@ -327,6 +335,143 @@ def cmd_run_case(a) -> int:
     return diff.exit_code(outcome.matches)
 
 
+def classify_run(fr: FloodRun, matcher: bisect.Matcher) -> bisect.RunOutcome:
+    """A flood run as bisection evidence: hit, clean, failed or infra."""
+    text = fr.result.console.read_text(errors="replace") if fr.result.console.is_file() else ""
+    titles = matcher.matching([r.title for r in reports.parse(text)])
+    where = str(fr.run_dir)
+    if titles:      # even from a run that then panicked: the signature was seen
+        return bisect.RunOutcome(bisect.HIT, titles, where)
+    if fr.crashed:
+        return bisect.RunOutcome(bisect.INFRA, [], f"fake camera crashed; {where}")
+    if fr.agent is not None and fr.result.outcome in ("ok", "guest-error"):
+        return bisect.RunOutcome(bisect.CLEAN, [], where)
+    why = fr.result.describe() if fr.agent is not None or not fr.result.ok else \
+        "the guest agent printed no result"
+    return bisect.RunOutcome(bisect.FAILED, [], f"{why}; {where}")
+
+
+class FloodRunner:
+    """bisect.Runner over kernel variants: build through the cache, flood, classify.
+
+    ``variant_for(prefix)`` gives the kernel of a step; runs of a step go
+    to ``folder/p<prefix>-<n>/`` and are booted ``count`` at once.
+    """
+
+    def __init__(self, a, variant_for, matcher: bisect.Matcher, settings, folder: Path,
+                 prog: Progress):
+        self.a, self.variant_for, self.matcher = a, variant_for, matcher
+        self.settings, self.folder, self.prog = settings, folder, prog
+        self.builds: dict[int, kernel.BuildResult] = {}
+        self.src = kernel.find_source(a.kernel)
+
+    def key(self, prefix: int) -> str:
+        return self.variant_for(prefix).key(self.src)
+
+    def build(self, prefix: int):
+        try:
+            self.builds[prefix] = kernel.build(self.variant_for(prefix), jobs=self.a.jobs,
+                                               progress=self.prog, force=self.a.force)
+        except (errors.BuildError, errors.InputError) as e:
+            return e.message.splitlines()[0]
+        return None
+
+    def run(self, prefix: int, first: int, count: int) -> list[bisect.RunOutcome]:
+        rs = self.settings
+        if prefix not in self.builds:     # resumed half-way: the build is cached
+            why = self.build(prefix)
+            if why:
+                return [bisect.RunOutcome(bisect.FAILED, [], f"build: {why}")] * count
+
+        def one(i: int) -> bisect.RunOutcome:
+            d = self.folder / f"p{prefix}-{first + i + 1}"
+            shutil.rmtree(d, ignore_errors=True)
+            try:
+                fr = flood_once(self.a, rs.flood, rs.duration, rs.cycle_hz, rs.phys_hz,
+                                run_dir=d, build=self.builds[prefix])
+            except errors.EnvError:
+                raise
+            except HarnessError as e:
+                return bisect.RunOutcome(bisect.INFRA, [], f"{e.message}; {d}")
+            return classify_run(fr, self.matcher)
+
+        self.prog.note(f"[bisect] prefix {prefix}: runs {first + 1}..{first + count}")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=count) as pool:
+            try:
+                return list(pool.map(one, range(count)))
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                proc.stop_all()
+                raise
+
+
+def _run_settings(a) -> case_mod.RunSettings:
+    """Flood settings: the case's [run] table when --case is given, then the flags."""
+    rs = case_mod.load_case(a.case).run if a.case else case_mod.RunSettings(
+        camera.Flood.parse("control:100"), 10.0, 2.0, 200.0)
+    return case_mod.RunSettings(
+        camera.Flood.parse(a.flood) if a.flood else rs.flood,
+        camera.parse_duration(a.duration) if a.duration else rs.duration,
+        rs.cycle_hz if a.cycle_hz is None else a.cycle_hz,
+        rs.phys_hz if a.phys_hz is None else a.phys_hz)
+
+
+def cmd_bisect(a) -> int:
+    prog = Progress(quiet=a.quiet)
+    matcher = bisect.Matcher(a.signature)
+    user = series.parse_series(a.series)
+    if not user:
+        raise errors.InputError(f"series file {a.series} names no patch", path=str(a.series))
+    base = tuple(series.variant_patches(a.kernel, with_base=not a.no_base_series))
+    frags = tuple(fragments.resolve_fragments(a.fragment))
+    good = 0 if a.good is None else a.good
+    bad = len(user) if a.bad is None else a.bad
+    rs = _run_settings(a)
+    policy = bisect.Policy(max_runs=a.runs, batch=a.parallel, endpoint_runs=a.endpoint_runs,
+                           min_hits=a.min_hits, max_miss=a.max_miss)
+
+    def variant_for(k: int) -> kernel.Variant:
+        return kernel.Variant(a.kernel, base + tuple(user[:k]), frags)
+
+    ident = {"kernel": a.kernel, "series": [[p.digest(), p.strip] for p in user],
+             "base": [p.digest() for p in base], "fragments": variant_for(0).fragments_digest(),
+             "signature": a.signature, "good": good, "bad": bad, "policy": policy.to_json(),
+             "flood": [rs.flood.pattern, rs.flood.rate, rs.duration, rs.cycle_hz, rs.phys_hz],
+             "cameras": a.cameras, "seed": a.seed}
+    digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
+    folder = Path(a.run_dir) if a.run_dir else paths.sub("runs") / f"bisect-{a.kernel}-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    log_path = folder / "bisect.jsonl"
+    if a.fresh:
+        log_path.unlink(missing_ok=True)
+    elif log_path.is_file():
+        prog.note(f"[bisect] resuming from {log_path}")
+    (folder / "bisect.json").write_text(json.dumps(ident, indent=1) + "\n")
+    names = [p.name for p in user]
+    prog.note(f"[bisect] {len(user)} patches, good end {good}, bad end {bad}, "
+              f"signature {a.signature!r}; folder {folder}")
+    runner = FloodRunner(a, variant_for, matcher, rs, folder, prog)
+    res = bisect.bisect(runner, len(user), good, bad, policy, log=bisect.Log(log_path),
+                        note=prog.note)
+    culprit = None
+    if res.culprit is not None:
+        p = user[res.culprit - 1]
+        culprit = {"number": res.culprit, "patch": p.name, "path": str(p.path),
+                   "subject": series.subject(p)}
+    payload = {"command": "bisect", "ok": res.found, "kernel": a.kernel,
+               "signature": a.signature, "series": str(a.series), "patches": names,
+               "folder": str(folder), "log": str(log_path), "culprit": culprit,
+               "flood": {"pattern": rs.flood.pattern, "rate": rs.flood.rate,
+                         "duration_s": rs.duration, "cycle_hz": rs.cycle_hz,
+                         "phys_hz": rs.phys_hz},
+               "policy": policy.to_json(), **res.to_json()}
+    (folder / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload},
+                                                   indent=1) + "\n")
+    _emit(a, payload, bisect.format_result(res, names, a.signature)
+          + f"\n  log      {log_path}\n  result   {folder / 'result.json'}")
+    return errors.EXIT_OK if res.found else errors.EXIT_VERDICT
+
+
 def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str, smp: int = 2):
     g = p.add_argument_group("boot")
     g.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
@@ -413,6 +558,70 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--runs", type=int, default=2, help="runs per variant with --case (2)")
     g.add_argument("--parallel", type=int, default=2,
                    help="guests booted at once with --case (2; one per core is about right)")
+
+    bs = sub.add_parser(
+        "bisect", help="find the patch of a series that brings a report in (or out)",
+        description="Bisect a quilt series: prefix k is the variant with the first k patches "
+                    "of --series applied (after patches/<version>/series). Both ends are "
+                    "checked first (--good must not show the signature, --bad must), then "
+                    "prefixes are binary-searched; each step builds incrementally through the "
+                    "build cache, boots with the camera flood and the agent, and looks for the "
+                    "signature among the kernel reports. --good < --bad finds the patch that "
+                    "brings the report in; --good > --bad the one that takes it away. Verdicts: "
+                    "good, bad, skip (build, patch or boot failure; never bad). Rerunning the "
+                    "same command resumes from its log.",
+        epilog=EPILOG.replace("  0    success", "  0    a culprit was found")
+                     .replace("  1    the check's verdict is negative (a diff that does not "
+                              "match its case)",
+                              "  1    no single culprit: an end failed its check, or skipped "
+                              "steps leave a range")
+        + "\nthresholds (see harness/bisect.py): a step is bad after --min-hits runs that "
+          "show the signature;\ngood once a bad kernel would have shown nothing in its clean "
+          "runs with chance\n<= --max-miss, the chance per run estimated at the bad end.\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    bs.set_defaults(func=cmd_bisect)
+    g = bs.add_argument_group("what to bisect")
+    g.add_argument("--kernel", default="6.1", choices=kernel.SUPPORTED,
+                   help="kernel version, from Debian's linux-source-X.Y (default 6.1)")
+    g.add_argument("--series", type=Path, required=True, metavar="FILE",
+                   help="the quilt series to bisect (applied after patches/<version>/series)")
+    g.add_argument("--signature", required=True, metavar="TITLE|REGEX",
+                   help="a report title as `dmaharness reports` prints it, or a Python regex "
+                        "searched in titles")
+    g.add_argument("--good", type=int, metavar="N",
+                   help="prefix length without the signature (default 0)")
+    g.add_argument("--bad", type=int, metavar="M",
+                   help="prefix length with the signature (default: the whole series)")
+    g.add_argument("--fragment", action="append", default=[], metavar="NAME|FILE",
+                   help="kconfig fragment(s) instead of all of kconfig-fragments/")
+    g.add_argument("--no-base-series", action="store_true",
+                   help="do not apply patches/<version>/series first")
+    g.add_argument("-j", "--jobs", type=int, help="make -j (default: number of CPUs)")
+    g.add_argument("--force", action="store_true", help="rebuild variants even when cached")
+    g.add_argument("--fresh", action="store_true", help="ignore the log of an earlier run")
+    _common(bs)
+    g = bs.add_argument_group("verdicts")
+    g.add_argument("--runs", type=int, default=6, help="most runs per step (6)")
+    g.add_argument("--endpoint-runs", type=int, default=4,
+                   help="runs at each end; the bad end's estimate the repro chance (4)")
+    g.add_argument("--parallel", type=int, default=2, help="guests booted at once (2)")
+    g.add_argument("--min-hits", type=int, default=1,
+                   help="runs showing the signature that make a step bad (1)")
+    g.add_argument("--max-miss", type=float, default=0.05,
+                   help="accepted chance that a good verdict misses a bad kernel (0.05)")
+    _boot_args(bs, timeout=120, help_timeout="seconds allowed beyond --duration (120)", smp=1)
+    g = bs.add_argument_group("flood (default: the --case's [run] table, else control:100 "
+                              "for 10s, cycle 2/s, phys 200/s)")
+    g.add_argument("--case", type=Path, metavar="DIR|case.toml",
+                   help="take the flood settings from this case")
+    g.add_argument("--flood", default=None, help="PATTERN[:RATE], as `run --flood`")
+    g.add_argument("--duration", default=None, help="flood and agent run time per boot")
+    g.add_argument("--cycle-hz", type=float, default=None, help="agent close/open rate")
+    g.add_argument("--phys-hz", type=float, default=None, help="agent EVIOCGPHYS read rate")
+    g.add_argument("--cameras", type=int, default=1, help="fake cameras (1)")
+    g.add_argument("--hotplug", type=float, default=0, help="replug every S seconds (0)")
+    g.add_argument("--seed", type=int, default=1, help="seed of random/malformed patterns (1)")
+    g.add_argument("--agent-args", default="", help="more arguments for the guest agent")
 
     # listed for --help; main() hands their argv to their own parsers
     sub.add_parser("reports", add_help=False,

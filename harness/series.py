@@ -99,3 +99,19 @@ def variant_patches(version: str, extra: list[Path] | None = None,
                              f"have {len(extras)} patches")
         extras = extras[:prefix]
     return patches + extras
+
+
+def subject(patch: Patch) -> str:
+    """A format-patch mail's subject without the [PATCH n/m] tag ('' if none)."""
+    lines = patch.path.read_text(errors="replace").splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("diff ") or line.startswith("--- "):
+            break
+        if line.lower().startswith("subject:"):
+            text = line[8:].strip()
+            for cont in lines[i + 1:]:          # RFC 822 folding
+                if not cont[:1].isspace():
+                    break
+                text += " " + cont.strip()
+            return re.sub(r"^\[[^\]]*\]\s*", "", text)
+    return ""
