@@ -628,6 +628,9 @@ def parser() -> argparse.ArgumentParser:
                    help="list the kernel reports (KASAN, DMA-API, WARNING, ...) in a console log")
     sub.add_parser("diff", add_help=False,
                    help="diff the kernel reports of console logs: before -- after")
+    sub.add_parser("bisect-run", add_help=False,
+                   help="`git bisect run` helper: test HEAD of your own kernel checkout "
+                        "(exit 0 good, 1 bad, 125 skip)")
     return p
 
 
@@ -635,7 +638,13 @@ def _on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
-DELEGATED = {"reports": lambda argv: reports.main(argv), "diff": lambda argv: diff.main(argv)}
+def _bisect_run(argv: list[str]) -> int:
+    from . import bisectrun       # imports cli: loaded on use
+    return bisectrun.main(argv)
+
+
+DELEGATED = {"reports": lambda argv: reports.main(argv), "diff": lambda argv: diff.main(argv),
+             "bisect-run": _bisect_run}
 
 
 def main(argv: list[str] | None = None) -> int:
