@@ -1,0 +1,1139 @@
+"""The structure around a DMA buffer: which fields share its cache lines.
+
+A detector report names a slab object, the buffer's offset and size in it,
+and the model's line size::
+
+    DMA-API: xhci_hcd 0000:00:01.0: device driver maps a buffer that shares
+    a cache line with other data of its object [object offset=977]
+    [object size=2048] [cache=kmalloc-2k] [buffer size=16]
+    [shared bytes before=81 after=31] [line size=128] [DMA_FROM_DEVICE]
+
+``[object size=]`` is the cache's object size (``s->object_size``: 2048 for
+any kmalloc-2k object), not the size the driver asked for.  This module
+finds the C structure the object is, and prints the part of its layout
+that lies in the lines the buffer touches, the way pahole prints it::
+
+    struct uvc_device: 1144 bytes in a kmalloc-2k object (2048), 128-byte model lines
+    status[16] at 977..992 shares line 896..1023 with flush_status (976), ...
+
+How:
+
+1. **Debug info, cheaply.**  The variants are built without debug info, so
+   one source file is compiled again with ``-g``: the one that defines the
+   report's guilty function (:func:`locate_function`: ``nm`` over the
+   module's objects listed in ``<build>/<dir>/<module>.mod``, or over the
+   thin archive ``vmlinux.a`` for built-in code; then a plain-text search of
+   the sources when the function was inlined away).  The exact compile
+   command comes from kbuild's ``.<obj>.cmd`` file; it is run from the
+   build folder with ``-g -fno-eliminate-unused-debug-types`` added, the
+   dependency output dropped and the object written under
+   ``<cache>/scratch/layout/<artifacts key>/`` (the artifacts key names
+   the build's content, so the object is reused).  Nothing in the build
+   folder is written.
+2. **Structures.**  ``pahole`` (dwarves) prints every structure of the
+   object; without it, ``gdb`` gives the sizes (``sizeof``) of every struct
+   ``info types`` lists, then ``ptype /o`` of those whose size fits.  Both
+   outputs are parsed into :class:`Struct` trees.  pahole inlines only
+   anonymous structs and unions (their offsets are absolute); a named
+   struct member holding the buffer is expanded from its own definition,
+   so the buffer is always shown at the deepest member that holds it.
+3. **Choice** (:func:`choose`).  A structure is a candidate when one of its
+   members, at any depth, holds ``[offset, offset + buffer size)`` (or the
+   buffer spans whole members exactly) and its size fits the object:
+   ``exact`` (the size is the cache's object size, or the size requested
+   from kmalloc when the report gives it away: a kmalloc object's unused
+   tail is poisoned by KASAN, so ``after`` stops at the requested end),
+   ``bucket`` (a kmalloc cache: larger than the next smaller kmalloc size,
+   no larger than this one) or ``flex`` (the struct ends in a flexible
+   array; not when the requested size is known).  A plain buffer fits
+   many structures: when several fit equally and none has a member that is
+   exactly the buffer, no layout is guessed and the candidates are listed.  The best class wins; a tie between several structures is
+   reported as ambiguous with the candidates.
+4. **Lines.**  Power-of-two kmalloc caches are naturally aligned, so lines
+   start at multiples of the line size in object offsets.  For other caches
+   the report's ``shared bytes before`` gives the first line's start
+   (``offset - before``), else lines are assumed to start at offset 0 (said
+   in the note).
+
+Reports understood: the detector's sharing report, its overflow report
+("maps memory past the end of its object") and its ownership report ("the
+device owns this byte", also inside KASAN ``dma-owned`` reports, whose
+``access offset`` is marked).
+
+``python3 -m harness.layout --artifacts DIR --console LOG`` prints the
+layout of each detector report of a console log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field, replace
+from html import escape
+from pathlib import Path
+from typing import Iterable, Mapping, Optional, Sequence
+
+JSON_VERSION = 1
+DEFAULT_LINE = 128
+
+# kmalloc bucket sizes (x86-64, SLUB): the size a kmalloc-N object was
+# asked for is larger than the next smaller bucket.
+KMALLOC_SIZES = (8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192)
+
+# --------------------------------------------------------------------------
+# The report's numbers
+
+_FIELD_RE = re.compile(r"\[([a-z][a-z ]*?)=([^\]]*)\]")
+_SHARES_RE = re.compile(r"shares a (\d+)-byte cache line")
+
+
+@dataclass(frozen=True)
+class DmaFacts:
+    """What a detector report says about the buffer and its object."""
+
+    rule: str                  # "sharing", "overflow" or "owned"
+    offset: int                # buffer's offset in the object
+    length: int                # buffer (mapping) size
+    object_size: int           # the cache's object size
+    cache: str
+    line_size: int
+    before: Optional[int] = None
+    after: Optional[int] = None
+    direction: Optional[str] = None
+    access_offset: Optional[int] = None    # "owned": the CPU access
+    access_size: Optional[int] = None
+    line_size_given: bool = True
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.length
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "offset": self.offset, "length": self.length,
+                "object_size": self.object_size, "cache": self.cache,
+                "line_size": self.line_size, "before": self.before, "after": self.after,
+                "direction": self.direction, "access_offset": self.access_offset,
+                "access_size": self.access_size}
+
+
+_ACCESS_RE = re.compile(r"(?:Read|Write) of size (\d+) at addr")
+
+
+def parse_facts(text: str | Sequence[str]) -> Optional[DmaFacts]:
+    """The first detector line of a report (message or raw lines) -> DmaFacts."""
+    lines = [text] if isinstance(text, str) else list(text)
+    access_size = None
+    for ln in lines:
+        m = _ACCESS_RE.search(ln)
+        if m and access_size is None:
+            access_size = int(m.group(1))
+    for ln in lines:
+        if "[object offset=" not in ln:
+            continue
+        f = {k.strip(): v.strip() for k, v in _FIELD_RE.findall(ln)}
+        direction = next((d for d in re.findall(r"\[(DMA_[A-Z_]+)\]", ln)), None)
+
+        def num(key: str) -> Optional[int]:
+            v = f.get(key, "").split()[0] if f.get(key) else ""
+            return int(v, 0) if re.fullmatch(r"(0x[0-9a-fA-F]+|\d+)", v) else None
+
+        off, osize = num("object offset"), num("object size")
+        if off is None or osize is None:
+            continue
+        cache = f.get("cache", "?")
+        line = num("line size")
+        m = _SHARES_RE.search(ln)
+        if line is None and m:
+            line = int(m.group(1))
+        given = line is not None
+        line = line or DEFAULT_LINE
+        if "past the end of its object" in ln:
+            length = num("mapping size")
+            if length is None:
+                continue
+            return DmaFacts("overflow", off, length, osize, cache, line,
+                            direction=direction, line_size_given=given)
+        length = num("buffer size")
+        if length is None:
+            continue
+        if num("access offset") is not None:
+            return DmaFacts("owned", off, length, osize, cache, line, direction=direction,
+                            access_offset=num("access offset"), access_size=access_size,
+                            line_size_given=given)
+        before = after = None
+        sb = f.get("shared bytes before")
+        if sb is not None:
+            mm = re.fullmatch(r"(\d+)\s+after=(\d+)", sb)
+            if mm:
+                before, after = int(mm.group(1)), int(mm.group(2))
+        return DmaFacts("sharing", off, length, osize, cache, line, before, after,
+                        direction, line_size_given=given)
+    return None
+
+
+def report_facts(report) -> Optional[DmaFacts]:
+    """DmaFacts of a harness.reports.Report (detector or KASAN dma-owned)."""
+    lines = ([report.message] if report.message else []) + list(report.raw)
+    return parse_facts(lines)
+
+
+# --------------------------------------------------------------------------
+# Structures: the model and the two parsers
+
+
+@dataclass
+class Member:
+    offset: int                # bytes from the start of the outermost struct
+    size: int
+    type: str                  # "u8", "struct urb *", "union" (anonymous)
+    name: str                  # "status[16]", "" for an anonymous struct/union
+    bit_offset: Optional[int] = None
+    bits: Optional[int] = None
+    children: list["Member"] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+    @property
+    def base_name(self) -> str:
+        return self.name.split("[", 1)[0]
+
+    @property
+    def decl(self) -> str:
+        if not self.name:
+            return f"{self.type} {{...}}"
+        if self.name.startswith("("):          # function pointer: "(*f)(args)"
+            return f"{self.type} {self.name}"
+        sep = "" if self.type.endswith("*") else " "
+        bits = f":{self.bits}" if self.bits is not None else ""
+        return f"{self.type}{sep}{self.name}{bits}"
+
+    def shifted(self, by: int) -> "Member":
+        return replace(self, offset=self.offset + by,
+                       children=[c.shifted(by) for c in self.children])
+
+
+@dataclass
+class Struct:
+    kind: str                  # "struct" or "union"
+    name: str
+    size: int
+    members: list[Member]
+
+    @property
+    def flexible(self) -> bool:
+        """Ends in a flexible array member (more data may follow it)."""
+        return bool(self.members) and self.members[-1].size == 0 and "[]" in self.members[-1].name
+
+
+_PAHOLE_MEMBER = re.compile(
+    r"^(?P<decl>.*?);\s*/\*\s*(?P<off>\d+)(?::\s*(?P<bit>\d+))?\s+(?P<size>\d+)\s*\*/\s*$")
+_PAHOLE_START = re.compile(r"^(struct|union) ([A-Za-z_]\w*) \{\s*$")
+_PAHOLE_SIZE = re.compile(r"/\*\s*size:\s*(\d+)")
+_ATTR = re.compile(r"\s*__attribute__\(\(.*?\)\)\)?")
+
+
+def _split_decl(decl: str) -> tuple[str, str, Optional[int]]:
+    """``const struct x  * info`` -> ("const struct x *", "info", None)."""
+    decl = _ATTR.sub("", decl).strip()
+    decl = re.sub(r"\s+", " ", decl)
+    m = re.search(r"\(\s*\*+\s*(\w+)\s*\)\s*\(.*\)$", decl)
+    if m:                                    # function pointer
+        return decl[:m.start()].strip(), decl[m.start():], None
+    bits = None
+    mb = re.search(r"\s*:\s*(\d+)$", decl)
+    if mb:
+        bits = int(mb.group(1))
+        decl = decl[:mb.start()]
+    m = re.search(r"(\w+)((?:\s*\[[^\]]*\])*)$", decl)
+    if not m:
+        return decl, "", bits
+    name = m.group(1) + m.group(2).replace(" ", "")
+    typ = decl[:m.start()].strip()
+    typ = re.sub(r"\s*\*", " *", typ).replace("* *", "**").strip()
+    typ = re.sub(r"\* \*", "**", typ)
+    return typ, name, bits
+
+
+def parse_pahole(text: str) -> dict[str, Struct]:
+    """pahole's default output -> name -> Struct (unions too)."""
+    out: dict[str, Struct] = {}
+    cur: Optional[Struct] = None
+    stack: list[tuple[str, list[Member]]] = []    # nested anonymous blocks
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if cur is None:
+            m = _PAHOLE_START.match(line)
+            if m:
+                cur = Struct(m.group(1), m.group(2), 0, [])
+                stack = []
+            continue
+        s = line.strip()
+        if line.startswith("}"):
+            out.setdefault(cur.name, cur)
+            cur = None
+            continue
+        if s.startswith("/*"):
+            m = _PAHOLE_SIZE.match(s)
+            if m and not stack:
+                cur.size = int(m.group(1))
+            continue
+        if s in ("union {", "struct {") or re.fullmatch(r"(union|struct) \{", s):
+            stack.append((s.split()[0], []))
+            continue
+        m = _PAHOLE_MEMBER.match(s)
+        if m is None:
+            continue
+        off, size = int(m.group("off")), int(m.group("size"))
+        decl = m.group("decl")
+        if decl.startswith("}"):               # end of an anonymous block
+            if not stack:
+                continue
+            kind, kids = stack.pop()
+            mem = Member(off, size, kind, "", children=kids)
+        else:
+            typ, name, bits = _split_decl(decl)
+            bit = int(m.group("bit")) if m.group("bit") is not None else None
+            mem = Member(off, size, typ, name, bit, bits if bit is not None or bits else None)
+        (stack[-1][1] if stack else cur.members).append(mem)
+    return out
+
+
+_GDB_LINE = re.compile(
+    r"^/\*\s*(?P<off>\d+)(?::\s*(?P<bit>\d+))?\s*\|\s*(?P<size>\d+)\s*\*/\s*(?P<rest>.*)$")
+_GDB_TOTAL = re.compile(r"/\*\s*total size \(bytes\):\s*(\d+)\s*\*/")
+_GDB_START = re.compile(r"type = (struct|union) ([A-Za-z_]\w*) \{")
+
+
+def parse_gdb_ptype(text: str) -> dict[str, Struct]:
+    """Output of one or more ``ptype /o struct X`` -> name -> Struct.
+
+    gdb expands nested structs inline with absolute offsets; the nested
+    struct's name comes on its closing ``} name;`` line.
+    """
+    out: dict[str, Struct] = {}
+    cur: Optional[Struct] = None
+    stack: list[Member] = []                  # open nested members
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if cur is None:
+            m = _GDB_START.search(line)
+            if m:
+                cur = Struct(m.group(1), m.group(2), 0, [])
+                stack = []
+            continue
+        s = line.strip()
+        m = _GDB_LINE.match(s)
+        if m:
+            rest = m.group("rest").strip()
+            off, size = int(m.group("off")), int(m.group("size"))
+            if rest.endswith("{"):
+                typ = rest[:-1].strip()
+                mem = Member(off, size, typ, "")
+                (stack[-1].children if stack else cur.members).append(mem)
+                stack.append(mem)
+                continue
+            typ, name, bits = _split_decl(rest.rstrip(";"))
+            bit = int(m.group("bit")) if m.group("bit") is not None else None
+            mem = Member(off, size, typ, name, bit, bits)
+            (stack[-1].children if stack else cur.members).append(mem)
+            continue
+        mt = _GDB_TOTAL.search(s)
+        if mt and not stack:
+            cur.size = int(mt.group(1))
+            continue
+        if s.startswith("}"):
+            if stack:
+                mem = stack.pop()
+                name = s[1:].strip().rstrip(";").strip()
+                mem.name = re.sub(r"\s+", "", name)
+                if mem.type in ("struct", "union") and not mem.name:
+                    pass
+                continue
+            out.setdefault(cur.name, cur)
+            cur = None
+    return out
+
+
+# --------------------------------------------------------------------------
+# Where the buffer is, and which structure it is in
+
+
+def _expand(m: Member, structs: Mapping[str, Struct]) -> list[Member]:
+    """Children of a member: inline ones, or its named struct's members."""
+    if m.children:
+        return m.children
+    t = m.type.replace("const ", "").replace("volatile ", "").strip()
+    mt = re.fullmatch(r"(struct|union) (\w+)", t)
+    if mt and "[" not in m.name:
+        inner = structs.get(mt.group(2))
+        if inner is not None and inner.size == m.size:
+            return [c.shifted(m.offset) for c in inner.members]
+    return []
+
+
+def _path_to(members: Sequence[Member], start: int, end: int,
+             structs: Mapping[str, Struct], depth: int = 0) -> Optional[list[Member]]:
+    """Members, outermost first, down to the deepest one holding [start, end)."""
+    for m in members:
+        if m.size and m.offset <= start and end <= m.end and m.bits is None:
+            if depth < 8:
+                inner = _path_to(_expand(m, structs), start, end, structs, depth + 1)
+                if inner:
+                    return [m] + inner
+            return [m]
+    return None
+
+
+def _spans_members(members: Sequence[Member], start: int, end: int) -> bool:
+    starts = {m.offset for m in members}
+    ends = {m.end for m in members}
+    return start in starts and end in ends and start < end
+
+
+@dataclass
+class Candidate:
+    struct: Struct
+    fit: str                   # "exact", "bucket" or "flex"
+    path: list[Member]         # outermost..innermost member holding the buffer
+    exact_member: bool         # the innermost member is exactly the buffer
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        return ({"exact": 0, "bucket": 1, "flex": 2}[self.fit], 0 if self.exact_member else 1)
+
+
+def _pow2_kmalloc(cache: str) -> bool:
+    return bool(re.search(r"kmalloc-", cache)) and not re.search(r"-(96|192)$", cache)
+
+
+def requested_size(f: DmaFacts, phase: int = 0) -> Optional[int]:
+    """The size asked from kmalloc, when the report's ``after`` shows it.
+
+    KASAN poisons a kmalloc object past the requested size; the detector
+    counts only unpoisoned bytes.  When ``after`` stops short of both the
+    line's end and the object's end, the requested size is ``end + after``.
+    """
+    if f.after is None or "kmalloc" not in f.cache:
+        return None
+    L = f.line_size
+    end = min(f.end, f.object_size)
+    line_end = phase + -(-(end - phase) // L) * L
+    stop = min(line_end, f.object_size)
+    if end + f.after < stop:
+        return end + f.after
+    return None
+
+
+def candidates(structs: Mapping[str, Struct], f: DmaFacts) -> list[Candidate]:
+    """Structures the object may be, best first (see the module docstring)."""
+    start = f.offset
+    end = f.end if f.rule != "overflow" else f.offset + 1
+    req = requested_size(f, line_phase(f))
+    kmalloc = "kmalloc" in f.cache
+    lower = max((s for s in KMALLOC_SIZES if s < f.object_size), default=0)
+    out = []
+    for s in structs.values():
+        if s.size <= 0 or s.size > f.object_size or end > s.size:
+            continue
+        if req is not None:          # kmalloc, and the report shows the requested size
+            fit = "exact" if s.size == req else ""
+        elif kmalloc:
+            fit = "bucket" if lower < s.size else "flex" if s.flexible else ""
+        elif s.size == f.object_size:
+            fit = "exact"
+        else:
+            fit = "flex" if s.flexible else ""
+        if not fit:
+            continue
+        path = _path_to(s.members, start, end, structs)
+        if path is None:
+            if not _spans_members(s.members, start, end):
+                continue
+            path = []
+            exact = False
+        else:
+            inner = path[-1]
+            exact = inner.offset == start and inner.end == end
+        out.append(Candidate(s, fit, path, exact))
+    out.sort(key=lambda c: (c.rank, c.struct.name))
+    return out
+
+
+def choose(structs: Mapping[str, Struct], f: DmaFacts
+           ) -> tuple[Optional[Candidate], list[Candidate]]:
+    """(chosen candidate or None, every candidate of the best rank)."""
+    cands = candidates(structs, f)
+    if not cands:
+        return None, []
+    best = [c for c in cands if c.rank == cands[0].rank]
+    if len(best) > 1 and not best[0].exact_member:
+        return None, best        # a plain buffer fits many structures: no guess
+    return best[0], best
+
+
+# --------------------------------------------------------------------------
+# Lines
+
+
+def line_phase(f: DmaFacts) -> int:
+    """Object offset (mod line size) where model lines start."""
+    L = f.line_size
+    if _pow2_kmalloc(f.cache):
+        return 0
+    if f.before is not None and f.offset - f.before > 0:
+        return (f.offset - f.before) % L
+    return 0
+
+
+def touched_lines(f: DmaFacts, limit: int) -> list[tuple[int, int]]:
+    """[(first byte, last byte)] of each model line the buffer touches,
+    clipped to [0, limit)."""
+    L = f.line_size
+    ph = line_phase(f)
+    end = min(f.end, limit) if f.rule == "overflow" else f.end
+    if f.rule == "owned" and f.access_offset is not None:
+        lo = min(f.offset, f.access_offset)
+        end = max(end, f.access_offset + (f.access_size or 1))
+    else:
+        lo = f.offset
+    first = ph + ((lo - ph) // L) * L
+    out = []
+    a = first
+    while a < end:
+        out.append((max(a, 0), min(a + L, limit) - 1))
+        a += L
+    return [x for x in out if x[0] <= x[1]]
+
+
+# --------------------------------------------------------------------------
+# The view
+
+
+@dataclass
+class Row:
+    offset: int
+    size: int
+    decl: str                  # "u8 status[16]", "(7 bytes hole)"
+    marker: str                # "buffer", "shares line", "accessed", "hole", ""
+    depth: int = 0             # nesting (members of the struct holding the buffer)
+    name: str = ""
+
+    def to_json(self) -> dict:
+        return {"offset": self.offset, "size": self.size, "decl": self.decl,
+                "name": self.name, "marker": self.marker, "depth": self.depth}
+
+
+@dataclass
+class Layout:
+    """The structure around one detector report's buffer (or why not)."""
+
+    facts: DmaFacts
+    struct: Optional[str] = None
+    kind: str = "struct"
+    size: Optional[int] = None
+    source: Optional[str] = None          # file compiled with -g (tree-relative)
+    tool: Optional[str] = None            # "pahole" or "gdb"
+    fit: Optional[str] = None
+    lines: list[tuple[int, int]] = field(default_factory=list)
+    rows: list[list[Row]] = field(default_factory=list)   # one list per line
+    buffer: Optional[str] = None          # "status[16]"
+    sharing: list[Row] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)  # when ambiguous
+    note: Optional[str] = None            # why there is no layout, or caveats
+
+    @property
+    def found(self) -> bool:
+        return self.struct is not None
+
+    def summary(self) -> str:
+        f = self.facts
+        if not self.found:
+            return f"no structure layout: {self.note or 'unknown'}"
+        buf = self.buffer or f"buffer[{f.length}]"
+        lines = ", ".join(f"{a}..{b}" for a, b in self.lines)
+        word = "line" if len(self.lines) == 1 else "lines"
+        rng = f"{f.offset}" if f.length == 1 else f"{f.offset}..{f.end - 1}"
+        if not self.sharing:
+            return f"{buf} at {rng} shares {word} {lines} with no other member"
+        near = self.sharing
+        if len(near) > 6:
+            def gap(r: Row) -> int:
+                return max(f.offset - (r.offset + r.size), r.offset - f.end, 0)
+            near = sorted(sorted(near, key=gap)[:6], key=lambda r: r.offset)
+        names = [_short(r) for r in near]
+        if len(near) < len(self.sharing):
+            names.append(f"and {len(self.sharing) - len(near)} more")
+        return f"{buf} at {rng} shares {word} {lines} with " + ", ".join(names)
+
+    def to_json(self) -> dict:
+        return {"version": JSON_VERSION, "found": self.found, "struct": self.struct,
+                "kind": self.kind, "size": self.size, "source": self.source,
+                "tool": self.tool, "fit": self.fit, "buffer": self.buffer,
+                "facts": self.facts.to_json(),
+                "lines": [{"start": a, "end": b,
+                           "members": [r.to_json() for r in rows]}
+                          for (a, b), rows in zip(self.lines, self.rows)],
+                "sharing": [r.to_json() for r in self.sharing],
+                "candidates": list(self.candidates), "summary": self.summary(),
+                "note": self.note}
+
+    def format_text(self, indent: str = "") -> str:
+        f = self.facts
+        if not self.found:
+            return f"{indent}{self.summary()}\n"
+        head = (f"{self.kind} {self.struct}: {self.size} bytes in a {f.cache} object "
+                f"({f.object_size}), {f.line_size}-byte model lines")
+        if self.source:
+            head += f"; from {self.source}" + (f" ({self.tool})" if self.tool else "")
+        out = [head, self.summary()]
+        if self.candidates:
+            out.append("ambiguous: also " + ", ".join(self.candidates))
+        if self.note:
+            out.append(f"note: {self.note}")
+        for (a, b), rows in zip(self.lines, self.rows):
+            out.append(f"  /* --- line {a}..{b} --- */")
+            for r in rows:
+                pad = "    " * r.depth
+                mark = {"buffer": "<== buffer" + (f" ({f.direction})" if f.direction else ""),
+                        "shares line": "<-- shares the line",
+                        "accessed": "<-- CPU access"}.get(r.marker, "")
+                if r.marker == "hole":
+                    text = f"  {pad}/* XXX {r.size} bytes hole */"
+                    out.append(f"  {r.offset:>6}  {r.size:>5}  {text.strip()}")
+                    continue
+                out.append(f"  {r.offset:>6}  {r.size:>5}  {pad}{r.decl};"
+                           + (f"  {mark}" if mark else ""))
+        return "".join(f"{indent}{x}\n" for x in out)
+
+    def format_html(self) -> str:
+        """A fragment: the summary, then the layout as a <pre>."""
+        if not self.found:
+            return f'<p class="muted layout">{escape(self.summary())}</p>'
+        body = []
+        for line in self.format_text().splitlines()[1:]:
+            cls = ""
+            if "<== buffer" in line:
+                cls = "buf"
+            elif "<-- shares the line" in line or "<-- CPU access" in line:
+                cls = "share"
+            elif "/* --- line" in line:
+                cls = "muted"
+            e = escape(line)
+            body.append(f'<span class="{cls}">{e}</span>' if cls else e)
+        head = self.format_text().splitlines()[0]
+        return (f'<div class="layout"><p><b>{escape(head)}</b></p>'
+                f'<pre class="layout">' + "\n".join(body) + "</pre></div>")
+
+
+def _short(r: Row) -> str:
+    name = r.name.split("[", 1)[0] if r.name else r.decl
+    return f"{name} ({r.offset})" if r.size <= 1 else f"{name} ({r.offset}..{r.offset + r.size - 1})"
+
+
+def _overlaps(a: int, b: int, lo: int, hi: int) -> bool:
+    """[a, b) overlaps [lo, hi]."""
+    return a <= hi and b > lo
+
+
+def build_layout(f: DmaFacts, cand: Candidate, structs: Mapping[str, Struct], *,
+                 source: Optional[str] = None, tool: Optional[str] = None,
+                 others: Sequence[Candidate] = ()) -> Layout:
+    """The Layout of a chosen candidate."""
+    s = cand.struct
+    lines = touched_lines(f, s.size)
+    start, end = f.offset, min(f.end, s.size)
+    keys = [(m.offset, m.size, m.name) for m in cand.path]
+    access = None
+    if f.access_offset is not None:
+        access = (f.access_offset, f.access_offset + (f.access_size or 1))
+
+    def marker_of(m: Member, depth: int) -> str:
+        k = (m.offset, m.size, m.name)
+        if keys and depth == len(keys) - 1 and k == keys[-1]:
+            return "buffer"
+        if not keys and depth == 0 and start <= m.offset and m.end <= end:
+            return "buffer"
+        if access and _overlaps(m.offset, max(m.end, m.offset + 1), access[0], access[1] - 1):
+            return "accessed"
+        return "shares line" if m.size else ""
+
+    def rows_for(members: Sequence[Member], lo: int, hi: int, depth: int,
+                 parent_end: int) -> list[Row]:
+        rows: list[Row] = []
+        prev_end: Optional[int] = None
+        for m in members:
+            if prev_end is not None and m.offset > prev_end \
+                    and _overlaps(prev_end, m.offset, lo, hi):
+                rows.append(Row(prev_end, m.offset - prev_end, "", "hole", depth))
+            prev_end = max(prev_end or 0, m.end)
+            if not _overlaps(m.offset, max(m.end, m.offset + 1), lo, hi):
+                continue
+            if depth < len(keys) - 1 and (m.offset, m.size, m.name) == keys[depth]:
+                rows.append(Row(m.offset, m.size, m.decl, "", depth, m.name))
+                rows += rows_for(_expand(m, structs), lo, hi, depth + 1, m.end)
+                continue
+            rows.append(Row(m.offset, m.size, m.decl, marker_of(m, depth), depth, m.name))
+        if prev_end is not None and prev_end < parent_end \
+                and _overlaps(prev_end, parent_end, lo, hi):
+            rows.append(Row(prev_end, parent_end - prev_end, "", "hole", depth))
+        return rows
+
+    per_line = [rows_for(s.members, a, b, 0, s.size) for a, b in lines]
+    buf = cand.path[-1].name if cand.path else f"[{start}..{end - 1}]"
+    if cand.path and (cand.path[-1].offset != start or cand.path[-1].end != end):
+        buf = f"{len(range(start, end))} bytes of {cand.path[-1].name}"
+    seen, sharing = set(), []
+    for rows in per_line:
+        for r in rows:
+            if r.marker in ("shares line", "accessed") and (r.offset, r.name) not in seen:
+                seen.add((r.offset, r.name))
+                sharing.append(r)
+    notes = []
+    if not _pow2_kmalloc(f.cache) and not (f.before is not None and f.offset - f.before > 0):
+        notes.append("line boundaries assumed at multiples of the line size from the "
+                     "object's start")
+    if f.rule == "overflow":
+        notes.append(f"the mapping runs {f.end - f.object_size} bytes past the object")
+    cands = [f"{c.struct.kind} {c.struct.name} ({c.struct.size})" for c in others
+             if c is not cand]
+    if cands:
+        notes.append(f"{len(cands) + 1} structures fit equally; showing the first")
+    return Layout(f, s.name, s.kind, s.size, source, tool, cand.fit, lines, per_line,
+                  buf, sharing, cands, "; ".join(notes) or None)
+
+
+# --------------------------------------------------------------------------
+# Finding the source file and compiling it with -g
+
+
+def _meta(artifacts: Path) -> dict:
+    try:
+        return json.loads((Path(artifacts) / "meta.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def build_dir(artifacts: Path | str) -> Optional[Path]:
+    tree = _meta(Path(artifacts)).get("tree")
+    if not tree:
+        return None
+    b = Path(tree) / "_build"
+    return b if b.is_dir() else None
+
+
+def _nm_defines(paths: Sequence[str], cwd: Path, func: str) -> Optional[str]:
+    """The first object (as nm names it) defining text symbol `func`."""
+    if not paths:
+        return None
+    try:
+        r = subprocess.run(["nm", "-A", "--defined-only", *paths], cwd=cwd,
+                           capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    rx = re.compile(r"^(.*?):\s*[0-9a-fA-F]+ [tTW] (" + re.escape(func) + r")(\.\w+(\.\d+)?)*$")
+    for ln in r.stdout.splitlines():
+        m = rx.match(ln)
+        if m:
+            obj = m.group(1)
+            return obj.split(":", 1)[1] if obj.startswith("vmlinux.a:") else obj
+    return None
+
+
+def _module_objects(build: Path, module: str) -> list[str]:
+    """Objects of a module from modules.order and its .mod file."""
+    want = module.replace("-", "_")
+    try:
+        order = (build / "modules.order").read_text().split()
+    except OSError:
+        order = []
+    for entry in order:
+        stem = os.path.basename(entry).rsplit(".", 1)[0]
+        if stem.replace("-", "_") == want:
+            mod = build / (entry.rsplit(".", 1)[0] + ".mod")
+            try:
+                return [o for o in mod.read_text().split() if o.endswith(".o")]
+            except OSError:
+                return []
+    return []
+
+
+def _source_of(build: Path, obj: str) -> Optional[str]:
+    """Tree-relative source file of an object, from its .cmd file."""
+    cmd = _cmd_line(build, obj)
+    if cmd is None:
+        return None
+    toks = _tokens(cmd)
+    for t in reversed(toks):
+        if t.endswith((".c", ".S")) and not t.startswith("-"):
+            return os.path.normpath(t[3:] if t.startswith("../") else t)
+    return None
+
+
+def _cmd_line(build: Path, obj: str) -> Optional[str]:
+    d, base = os.path.split(obj)
+    path = build / d / f".{base}.cmd"
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return None
+    for ln in text.splitlines():
+        for prefix in (f"cmd_{obj} := ", f"savedcmd_{obj} := "):
+            if ln.startswith(prefix):
+                return ln[len(prefix):]
+    return None
+
+
+def _tokens(cmd: str) -> list[str]:
+    """The compile command of a kbuild command line (before the first ';')."""
+    try:
+        toks = shlex.split(cmd)
+    except ValueError:
+        return []
+    if ";" in toks:
+        toks = toks[:toks.index(";")]
+    return toks
+
+
+_DEF_RE = r"^[A-Za-z_][\w \t\*]*\b{}\s*\([^;]*$"
+
+
+def _grep_definition(tree: Path, files: Iterable[str], func: str) -> Optional[str]:
+    rx = re.compile(_DEF_RE.format(re.escape(func)), re.M)
+    for rel in files:
+        try:
+            text = (tree / rel).read_text(errors="replace")
+        except OSError:
+            continue
+        if rx.search(text):
+            return rel
+    return None
+
+
+def locate_function(artifacts_dir: Path | str, func: str,
+                    module: Optional[str] = None) -> Optional[str]:
+    """Tree-relative source file defining `func` in a built variant, or None.
+
+    `module` (``uvcvideo``) limits the search to that module's objects;
+    without it, the built-in objects (``vmlinux.a``) are searched.  Static
+    functions GCC renamed (``f.isra.0``, ``f.constprop.0``) count.  A
+    function inlined everywhere has no symbol: then the sources of the
+    module's objects are searched for its definition.
+    """
+    build = build_dir(artifacts_dir)
+    if build is None or not func:
+        return None
+    func = func.split(".", 1)[0]
+    if module:
+        objs = _module_objects(build, module)
+        obj = _nm_defines(objs, build, func)
+        if obj is None:
+            srcs = [s for s in (_source_of(build, o) for o in objs) if s]
+            return _grep_definition(build.parent, srcs, func)
+    else:
+        obj = _nm_defines(["vmlinux.a"], build, func) if (build / "vmlinux.a").exists() else None
+    return _source_of(build, obj) if obj else None
+
+
+def _scratch_root() -> Path:
+    from . import paths
+    return paths.sub("scratch") / "layout"
+
+
+def compile_with_debug(artifacts_dir: Path | str, source: str, *,
+                       scratch: Optional[Path] = None, timeout: float = 600) -> Path:
+    """Compile one tree-relative source file of a built variant with -g.
+
+    Returns the object's path under `scratch` (default
+    ``<cache>/scratch/layout/<artifacts key>/``), reused when present.
+    Raises LayoutError when the build folder, the .cmd file or the compiler
+    fails.
+    """
+    artifacts = Path(artifacts_dir)
+    build = build_dir(artifacts)
+    if build is None:
+        raise LayoutError(f"{artifacts}: no build folder (meta.json's tree/_build is gone)")
+    obj = os.path.splitext(source)[0] + ".o"
+    cmd = _cmd_line(build, obj)
+    if cmd is None:
+        raise LayoutError(f"no kbuild command for {obj} in {build}")
+    root = Path(scratch) if scratch else _scratch_root() / (_meta(artifacts).get("key")
+                                                            or artifacts.name)
+    out = root / (obj[:-2] + ".g.o")
+    if out.is_file() and out.stat().st_size > 0:
+        return out
+    toks = _tokens(cmd)
+    while toks and toks[0] in ("ccache", "distcc", "sccache"):
+        toks = toks[1:]
+    if "-o" not in toks or not toks:
+        raise LayoutError(f"cannot read the compile command of {obj}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".o", dir=out.parent)
+    os.close(fd)
+    new: list[str] = []
+    skip = False
+    for i, t in enumerate(toks):
+        if skip:
+            skip = False
+            continue
+        if t.startswith("-Wp,-MMD") or t.startswith("-Wp,-MD"):
+            continue
+        if t in ("-MD", "-MMD"):
+            continue
+        if t == "-MF":
+            skip = True
+            continue
+        if t == "-o":
+            new += ["-o", tmp]
+            skip = True
+            continue
+        if t.startswith("-g") and t != "-g":
+            continue
+        new.append(t)
+    new += ["-g", "-fno-eliminate-unused-debug-types"]
+    try:
+        r = subprocess.run(new, cwd=build, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        os.unlink(tmp)
+        raise LayoutError(f"compiling {source} with -g failed: {e}") from None
+    if r.returncode != 0:
+        os.unlink(tmp)
+        tail = " | ".join(r.stderr.strip().splitlines()[-3:])
+        raise LayoutError(f"compiling {source} with -g failed: {tail}")
+    os.replace(tmp, out)
+    return out
+
+
+class LayoutError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------
+# Reading the structures of an object
+
+
+def structs_pahole(obj: Path, pahole: str = "pahole") -> dict[str, Struct]:
+    r = subprocess.run([pahole, str(obj)], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise LayoutError(f"pahole failed on {obj}: {r.stderr.strip()[:200]}")
+    return parse_pahole(r.stdout)
+
+
+_GDB_TYPE = re.compile(r"^\d*:?\s*(struct|union) ([A-Za-z_]\w*);\s*$")
+
+
+def structs_gdb(obj: Path, fits, gdb: str = "gdb") -> dict[str, Struct]:
+    """Via gdb: sizes of every struct first, then ``ptype /o`` of those
+    for which ``fits(size)`` holds."""
+    def batch(commands: list[str]) -> str:
+        with tempfile.NamedTemporaryFile("w", suffix=".gdb", delete=False) as fh:
+            fh.write("set pagination off\nset width 0\n" + "\n".join(commands) + "\n")
+            name = fh.name
+        try:
+            r = subprocess.run([gdb, "-nx", "-batch", "-x", name, str(obj)],
+                               capture_output=True, text=True, timeout=300)
+            return r.stdout
+        finally:
+            os.unlink(name)
+
+    names = []
+    for ln in batch(["info types"]).splitlines():
+        m = _GDB_TYPE.match(ln.strip())
+        if m and (m.group(1), m.group(2)) not in names:
+            names.append((m.group(1), m.group(2)))
+    sizes = batch([f'printf "SZ {k} {n} %d\\n", sizeof({k} {n})' for k, n in names])
+    keep = []
+    for ln in sizes.splitlines():
+        p = ln.split()
+        if len(p) == 4 and p[0] == "SZ" and p[3].isdigit() and fits(int(p[3])):
+            keep.append((p[1], p[2]))
+    if not keep:
+        return {}
+    return parse_gdb_ptype(batch([f"ptype /o {k} {n}" for k, n in keep]))
+
+
+# --------------------------------------------------------------------------
+# Putting it together
+
+
+
+
+class LayoutFinder:
+    """Layouts for the reports of one built variant; caches compiles and parses."""
+
+    def __init__(self, artifacts: Path | str, *, scratch: Optional[Path] = None,
+                 tool: Optional[str] = None):
+        self.artifacts = Path(artifacts)
+        self.scratch = scratch
+        self.tool = tool      # force "pahole" or "gdb"; None: pahole when installed
+        self._structs: dict[str, tuple[Optional[dict[str, Struct]], str]] = {}
+        self._located: dict[tuple[str, Optional[str]], Optional[str]] = {}
+
+    def _tool(self) -> Optional[str]:
+        if self.tool:
+            return self.tool if shutil.which(self.tool) else None
+        for t in ("pahole", "gdb"):
+            if shutil.which(t):
+                return t
+        return None
+
+    def structs_of(self, source: str, f: DmaFacts) -> tuple[Optional[dict[str, Struct]], str]:
+        """(structs, tool) of a source file, or (None, reason)."""
+        tool = self._tool()
+        if tool is None:
+            return None, "neither pahole (dwarves) nor gdb is installed"
+        key = f"{source}|{tool}" + ("" if tool == "pahole" else f"|{f.object_size}|{f.cache}")
+        if key not in self._structs:
+            try:
+                obj = compile_with_debug(self.artifacts, source, scratch=self.scratch)
+                if tool == "pahole":
+                    st = structs_pahole(obj)
+                else:
+                    st = structs_gdb(obj, lambda n: 0 < n <= f.object_size)
+                self._structs[key] = (st, tool)
+            except (LayoutError, OSError, subprocess.TimeoutExpired) as e:
+                self._structs[key] = (None, str(e))
+        return self._structs[key]
+
+    def locate(self, func: str, module: Optional[str]) -> Optional[str]:
+        k = (func, module)
+        if k not in self._located:
+            self._located[k] = locate_function(self.artifacts, func, module)
+        return self._located[k]
+
+    def layout(self, facts: DmaFacts, func: Optional[str], module: Optional[str] = None,
+               source: Optional[str] = None) -> Layout:
+        """The layout of one report's buffer: the struct is looked for in
+        `source`, else in the file defining `func`."""
+        if source is None:
+            if not func:
+                return Layout(facts, note="the report names no guilty function")
+            source = self.locate(func, module)
+            if source is None:
+                where = f"module {module}" if module else "the built-in objects"
+                return Layout(facts, note=f"{func} not found in {where} of {self.artifacts}")
+        structs, tool = self.structs_of(source, facts)
+        if structs is None:
+            return Layout(facts, source=source, note=tool)
+        cand, best = choose(structs, facts)
+        if cand is None and best:
+            names = [f"{c.struct.kind} {c.struct.name} ({c.struct.size})" for c in best]
+            more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+            return Layout(facts, source=source, tool=tool, candidates=names,
+                          note=(f"{len(best)} structures in {source} could hold the buffer "
+                                f"({', '.join(names[:8])}{more}); none has a member that is "
+                                "exactly the buffer (a plain buffer?)"))
+        if cand is None:
+            return Layout(facts, source=source, tool=tool,
+                          note=(f"no structure in {source} has a member at "
+                                f"{facts.offset}..{facts.end - 1} and a size that fits a "
+                                f"{facts.cache} object (a plain buffer?)"))
+        return build_layout(facts, cand, structs, source=source, tool=tool, others=best)
+
+
+_FINDERS: dict[str, LayoutFinder] = {}
+
+
+def finder(artifacts: Path | str, **kw) -> LayoutFinder:
+    """The process-wide LayoutFinder of an artifacts folder."""
+    key = str(Path(artifacts).resolve())
+    if key not in _FINDERS:
+        _FINDERS[key] = LayoutFinder(artifacts, **kw)
+    return _FINDERS[key]
+
+
+def _guilty_module(report) -> Optional[str]:
+    """The module of the guilty frame as printed (``f+0x1/0x2 [uvcvideo]``)."""
+    g = report.guilty_frame
+    if not g:
+        return None
+    texts = list(report.stack_lines)
+    for stack in report.aux_stacks.values():
+        texts += stack
+    for t in texts:
+        m = re.search(r"([\w.$]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[([\w-]+)\])?", t)
+        if m and m.group(1).split(".")[0] == g:
+            return m.group(2)
+    return None
+
+
+def report_layout(report, artifacts: Path | str, **kw) -> Optional[Layout]:
+    """Layout of a harness.reports.Report, None when it is not a detector
+    report with object offsets."""
+    facts = report_facts(report)
+    if facts is None:
+        return None
+    return finder(artifacts, **kw).layout(facts, report.guilty_frame, _guilty_module(report))
+
+
+def annotate_layouts(outcome, artifacts_by_variant: Mapping[str, Path | str | None]) -> None:
+    """Give each row of a harness.diff.Outcome whose example is a detector
+    report the layout of the structure around its buffer (``row.layout``).
+
+    `artifacts_by_variant` maps a side's label (the variant names the diff
+    was made with) to that variant's artifacts folder.  Errors never
+    propagate: a row gets a Layout whose note says what went wrong.
+    """
+    for comp in outcome.comparisons:
+        d = comp.diff
+        for row in d.rows:
+            if row.example is None:
+                continue
+            label = d.before_label if row.example_side == "before" else d.after_label
+            art = artifacts_by_variant.get(label)
+            if art is None:
+                continue
+            try:
+                row.layout = report_layout(row.example, art)
+            except Exception as e:  # never lose the outcome over a view
+                facts = report_facts(row.example)
+                row.layout = Layout(facts, note=f"layout failed: {e}") if facts else None
+
+
+# --------------------------------------------------------------------------
+# Command line
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python3 -m harness.layout",
+        description="Print the structure layout around the buffer of each detector "
+                    "report of a console log.")
+    ap.add_argument("--artifacts", required=True, help="the variant's artifacts folder")
+    ap.add_argument("--console", required=True, help="console log of a boot of that variant")
+    ap.add_argument("--tool", choices=("pahole", "gdb"), help="force one tool")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    from .reports import fold, parse
+    try:
+        text = Path(a.console).read_text(errors="replace")
+    except OSError as e:
+        print(f"cannot read {a.console}: {e.strerror}", file=sys.stderr)
+        return 2
+    out = []
+    for sig in fold(parse(text)):
+        lay = report_layout(sig.first, a.artifacts, tool=a.tool)
+        if lay is None:
+            continue
+        out.append((sig.title, lay))
+    if a.json:
+        json.dump({"version": JSON_VERSION, "layouts": [
+            {"title": t, **l.to_json()} for t, l in out]}, sys.stdout, indent=1)
+        print()
+    else:
+        for t, lay in out:
+            print(f"== {t}")
+            print(lay.format_text(indent="  "))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""harness.layout: the structure around a detector report's DMA buffer."""
+
+import json
+import os
+import shutil
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness import layout
+from harness.diff import compare
+from harness.reports import parse
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIX = ROOT / "tests" / "fixtures" / "layout"
+
+SHARING = ("DMA-API: xhci_hcd 0000:00:01.0: device driver maps a buffer that shares a "
+           "cache line with other data of its object [object offset=977] [object size=2048] "
+           "[cache=kmalloc-2k] [buffer size=16] [shared bytes before=81 after=31] "
+           "[line size=128] [DMA_FROM_DEVICE]")
+OWNED = ("DMA-API: xhci_hcd 0000:00:01.0: the device owns this byte: it shares a 128-byte "
+         "cache line with a buffer mapped for DMA [object offset=977] [object size=2048] "
+         "[cache=kmalloc-2k] [buffer size=16] [access offset=968] [DMA_FROM_DEVICE]")
+OVERFLOW = ("DMA-API: xhci_hcd 0000:00:01.0: device driver maps memory past the end of its "
+            "object [object offset=24] [object size=32] [cache=kmalloc-32] [mapping size=16] "
+            "[overflow=8 bytes] [DMA_FROM_DEVICE]")
+
+
+def pahole_structs():
+    return layout.parse_pahole((FIX / "pahole-uvc_v4l2-6.1.txt").read_text())
+
+
+class ParseFacts(unittest.TestCase):
+    def test_sharing(self):
+        f = layout.parse_facts(SHARING)
+        self.assertEqual((f.rule, f.offset, f.length, f.object_size, f.cache, f.line_size),
+                         ("sharing", 977, 16, 2048, "kmalloc-2k", 128))
+        self.assertEqual((f.before, f.after, f.direction), (81, 31, "DMA_FROM_DEVICE"))
+
+    def test_owned_with_kasan_access_size(self):
+        f = layout.parse_facts(["Read of size 8 at addr ffff888003a333c8 by task x/35", OWNED])
+        self.assertEqual((f.rule, f.access_offset, f.access_size, f.line_size),
+                         ("owned", 968, 8, 128))
+
+    def test_overflow(self):
+        f = layout.parse_facts(OVERFLOW)
+        self.assertEqual((f.rule, f.offset, f.length, f.line_size_given), ("overflow", 24, 16, False))
+
+    def test_not_a_detector_line(self):
+        self.assertIsNone(layout.parse_facts("DMA-API: xhci_hcd: device driver frees DMA memory "
+                                             "with wrong function [device address=0x1]"))
+
+    def test_requested_size(self):
+        f = layout.parse_facts(SHARING.replace("[object offset=977] [object size=2048] "
+                                               "[cache=kmalloc-2k] [buffer size=16] "
+                                               "[shared bytes before=81 after=31]",
+                                               "[object offset=0] [object size=32] "
+                                               "[cache=kmalloc-32] [buffer size=4] "
+                                               "[shared bytes before=0 after=21]"))
+        self.assertEqual(layout.requested_size(f), 25)
+        self.assertIsNone(layout.requested_size(layout.parse_facts(SHARING)))   # line end
+
+
+class ParsePahole(unittest.TestCase):
+    def test_uvc_device(self):
+        s = pahole_structs()["uvc_device"]
+        self.assertEqual((s.kind, s.size), ("struct", 1144))
+        by = {m.name: m for m in s.members}
+        self.assertEqual((by["status[16]"].offset, by["status[16]"].size, by["status[16]"].type),
+                         (977, 16, "u8"))
+        self.assertEqual((by["flush_status"].offset, by["flush_status"].type), (976, "bool"))
+        self.assertEqual(by["info"].type, "const struct uvc_device_info *")
+        self.assertEqual(by["int_urb"].decl, "struct urb *int_urb")
+        self.assertEqual(len(s.members), 26)
+
+    def test_anonymous_unions_nest_with_absolute_offsets(self):
+        q = pahole_structs()["qspinlock"]
+        self.assertEqual(len(q.members), 1)
+        u = q.members[0]
+        self.assertEqual((u.type, u.name, u.size), ("union", "", 4))
+        inner = [c for c in u.children if c.type == "struct"]
+        self.assertEqual([c.name for c in inner[1].children], ["locked_pending", "tail"])
+        self.assertEqual(inner[1].children[1].offset, 2)
+
+    def test_bitfields_function_pointers_flexible_arrays(self):
+        st = pahole_structs()
+        bf = {m.name: m for m in st["user_desc"].members}
+        self.assertEqual((bf["contents"].offset, bf["contents"].bit_offset, bf["contents"].bits),
+                         (12, 1, 2))
+        cb = {m.name: m for m in st["callback_head"].members}
+        self.assertIn("(*func)(struct callback_head *)", cb)
+        self.assertEqual(st["callback_head"].size, 16)
+        self.assertTrue(st["urb"].flexible)
+        self.assertFalse(st["uvc_device"].flexible)
+
+
+class ParseGdb(unittest.TestCase):
+    def setUp(self):
+        self.st = layout.parse_gdb_ptype((FIX / "gdb-ptype-uvc_v4l2-6.1.txt").read_text())
+
+    def test_same_top_level_as_pahole(self):
+        g, p = self.st["uvc_device"], pahole_structs()["uvc_device"]
+        self.assertEqual(g.size, 1144)
+        self.assertEqual([(m.offset, m.size, m.name) for m in g.members],
+                         [(m.offset, m.size, m.name) for m in p.members])
+
+    def test_nested_named_structs_expanded(self):
+        by = {m.name: m for m in self.st["uvc_device"].members}
+        self.assertEqual(by["lock"].type, "struct mutex")
+        self.assertEqual([c.name for c in by["async_ctrl"].children][:2], ["work", "urb"])
+        self.assertEqual(by["async_ctrl"].children[1].offset, 1104)
+
+    def test_bitfields(self):
+        bf = {m.name: m for m in self.st["user_desc"].members}
+        self.assertEqual((bf["contents"].offset, bf["contents"].bits), (12, 2))
+        self.assertEqual(self.st["user_desc"].size, 16)
+
+
+class Choice(unittest.TestCase):
+    def test_uvc_device_is_chosen(self):
+        f = layout.parse_facts(SHARING)
+        cand, best = layout.choose(pahole_structs(), f)
+        self.assertEqual(cand.struct.name, "uvc_device")
+        self.assertEqual((cand.fit, cand.exact_member), ("bucket", True))
+        self.assertEqual(cand.path[-1].name, "status[16]")
+
+    def test_size_must_fit_the_cache(self):
+        f = layout.parse_facts(SHARING.replace("kmalloc-2k", "kmalloc-4k")
+                               .replace("object size=2048", "object size=4096"))
+        self.assertIsNone(layout.choose(pahole_structs(), f)[0])     # 1144 is not a 4k object
+
+    def test_named_cache_needs_the_exact_size(self):
+        f = layout.parse_facts(SHARING.replace("kmalloc-2k", "uvc_cache")
+                               .replace("object size=2048", "object size=1144"))
+        cand, _ = layout.choose(pahole_structs(), f)
+        self.assertEqual((cand.struct.name, cand.fit), ("uvc_device", "exact"))
+
+    def test_buffer_inside_a_nested_struct(self):
+        # after=32: the line's bytes stop at the requested end, 1144
+        f = layout.parse_facts(SHARING.replace("object offset=977", "object offset=1104")
+                               .replace("buffer size=16", "buffer size=8")
+                               .replace("after=31", "after=32"))
+        self.assertEqual(layout.requested_size(f), 1144)
+        cand, _ = layout.choose(pahole_structs(), f)
+        self.assertEqual(cand.fit, "exact")
+        self.assertEqual([m.name for m in cand.path], ["async_ctrl", "urb"])
+        lay = layout.build_layout(f, cand, pahole_structs())
+        rows = lay.rows[0]
+        self.assertIn(("async_ctrl", "", 0), [(r.name, r.marker, r.depth) for r in rows])
+        self.assertIn(("urb", "buffer", 1), [(r.name, r.marker, r.depth) for r in rows])
+
+    def test_plain_buffer_fitting_many_structs_is_not_guessed(self):
+        two = {"a": layout.Struct("struct", "a", 256, [layout.Member(0, 256, "u8", "x[256]")]),
+               "b": layout.Struct("struct", "b", 256, [layout.Member(0, 256, "u32", "y[64]")])}
+        f = layout.parse_facts(SHARING.replace("object offset=977", "object offset=0")
+                               .replace("kmalloc-2k", "kmalloc-256")
+                               .replace("object size=2048", "object size=256")
+                               .replace("buffer size=16", "buffer size=255"))
+        cand, best = layout.choose(two, f)
+        self.assertIsNone(cand)
+        self.assertEqual(len(best), 2)
+
+
+class Lines(unittest.TestCase):
+    def test_kmalloc_pow2_lines_at_multiples(self):
+        f = layout.parse_facts(SHARING)
+        self.assertEqual(layout.touched_lines(f, 1144), [(896, 1023)])
+        f64 = layout.parse_facts(SHARING.replace("line size=128", "line size=64"))
+        self.assertEqual(layout.touched_lines(f64, 1144), [(960, 1023)])
+        f32 = layout.parse_facts(SHARING.replace("line size=128", "line size=32"))
+        self.assertEqual(layout.touched_lines(f32, 1144), [(960, 991), (992, 1023)])
+
+    def test_other_caches_use_before(self):
+        f = layout.parse_facts(SHARING.replace("kmalloc-2k", "uvc_cache")
+                               .replace("before=81", "before=17"))
+        self.assertEqual(layout.touched_lines(f, 1144), [(960, 1087)])
+
+    def test_clipped_to_the_struct(self):
+        f = layout.parse_facts(SHARING.replace("object offset=977", "object offset=1136")
+                               .replace("buffer size=16", "buffer size=8"))
+        self.assertEqual(layout.touched_lines(f, 1144), [(1024, 1143)])
+
+
+class View(unittest.TestCase):
+    def layout(self, text=SHARING):
+        f = layout.parse_facts(text)
+        cand, best = layout.choose(pahole_structs(), f)
+        return layout.build_layout(f, cand, pahole_structs(), source="drivers/x.c",
+                                   tool="pahole", others=best)
+
+    def test_markers(self):
+        lay = self.layout()
+        marks = {r.name: r.marker for r in lay.rows[0]}
+        self.assertEqual(marks["status[16]"], "buffer")
+        self.assertEqual(marks["flush_status"], "shares line")
+        self.assertEqual(marks["input_phys[64]"], "shares line")
+        self.assertEqual(marks["uvc_version"], "shares line")
+        self.assertNotIn("vdev", marks)            # ends at 895, before the line
+        self.assertNotIn("async_ctrl", marks)      # starts at 1072, after it
+        holes = [(r.offset, r.size) for r in lay.rows[0] if r.marker == "hole"]
+        self.assertIn((993, 7), holes)
+
+    def test_summary(self):
+        s = self.layout().summary()
+        self.assertTrue(s.startswith("status[16] at 977..992 shares line 896..1023 with "), s)
+        self.assertIn("flush_status (976)", s)
+        self.assertIn("input_phys (1008..1071)", s)
+        self.assertIn("more", s)
+
+    def test_owned_marks_the_access(self):
+        lay = self.layout(OWNED)
+        marks = {r.name: r.marker for r in lay.rows[0]}
+        self.assertEqual(marks["int_urb"], "accessed")
+
+    def test_text(self):
+        text = self.layout().format_text()
+        self.assertIn("struct uvc_device: 1144 bytes in a kmalloc-2k object (2048), "
+                      "128-byte model lines; from drivers/x.c (pahole)", text)
+        self.assertIn("/* --- line 896..1023 --- */", text)
+        self.assertRegex(text, r"977\s+16  u8 status\[16\];  <== buffer \(DMA_FROM_DEVICE\)")
+        self.assertRegex(text, r"976\s+1  bool flush_status;  <-- shares the line")
+        self.assertIn("/* XXX 7 bytes hole */", text)
+
+    def test_json(self):
+        j = json.loads(json.dumps(self.layout().to_json()))
+        self.assertEqual((j["version"], j["found"], j["struct"], j["size"], j["buffer"]),
+                         (1, True, "uvc_device", 1144, "status[16]"))
+        self.assertEqual((j["lines"][0]["start"], j["lines"][0]["end"]), (896, 1023))
+        self.assertIn("flush_status", [m["name"] for m in j["sharing"]])
+        self.assertEqual(j["facts"]["offset"], 977)
+
+    def test_html_escapes(self):
+        h = self.layout().format_html()
+        self.assertIn("&lt;== buffer", h)
+        self.assertIn('class="buf"', h)
+        self.assertNotIn("<==", h)
+
+    def test_not_found(self):
+        lay = layout.Layout(layout.parse_facts(SHARING), note="no <struct>")
+        self.assertFalse(lay.found)
+        self.assertIn("no structure layout", lay.format_text())
+        self.assertIn("&lt;struct&gt;", lay.format_html())
+        self.assertFalse(lay.to_json()["found"])
+
+
+class Annotate(unittest.TestCase):
+    LOG = ("[    1.000000] ------------[ cut here ]------------\n"
+           f"[    1.000001] {SHARING}\n"
+           "[    1.000002] WARNING: CPU: 0 PID: 13 at kernel/dma/debug_cacheline.c:160 "
+           "cl_report+0x106/0x117\n"
+           "[    1.000003] Call Trace:\n"
+           "[    1.000004]  <TASK>\n"
+           "[    1.000005]  cl_report+0x106/0x117\n"
+           "[    1.000006]  usb_hcd_submit_urb+0x111c/0x12e1\n"
+           "[    1.000007]  uvc_v4l2_open+0x1b7/0x327 [uvcvideo]\n"
+           "[    1.000008]  v4l2_open+0x184/0x239\n"
+           "[    1.000009]  </TASK>\n"
+           "[    1.000010] ---[ end trace 0000000000000000 ]---\n")
+
+    def test_rows_get_layouts(self):
+        from harness.diff import Outcome
+        reps = parse(self.LOG)
+        self.assertEqual(reps[0].guilty_frame, "uvc_v4l2_open")
+        self.assertEqual(layout._guilty_module(reps[0]), "uvcvideo")
+        comp = compare([reps], [[]])
+        seen = []
+
+        class FakeFinder:
+            def layout(self, facts, func, module=None, source=None):
+                seen.append((func, module))
+                return layout.Layout(facts, note="fake")
+
+        old = dict(layout._FINDERS)
+        try:
+            layout._FINDERS[str(Path("/nonexistent-art").resolve())] = FakeFinder()
+            layout.annotate_layouts(Outcome([comp]), {"before": "/nonexistent-art"})
+        finally:
+            layout._FINDERS.clear()
+            layout._FINDERS.update(old)
+        self.assertEqual(seen, [("uvc_v4l2_open", "uvcvideo")])
+        self.assertEqual(comp.diff.rows[0].layout.note, "fake")
+
+
+def _before_artifacts():
+    base = Path(os.environ.get("DMAHARNESS_CACHE", Path.home() / ".cache" / "dmaharness"))
+    arts = base / "artifacts"
+    if not arts.is_dir():
+        return None
+    for d in sorted(arts.glob("6.1-*")):
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+        except (OSError, ValueError):
+            continue
+        pats = [p[0] if isinstance(p, list) else p for p in meta.get("patches", [])]
+        if pats and "Embed-the-status-URB-buffer" in str(pats[-1]) \
+                and layout.build_dir(d) is not None:
+            return d
+    return None
+
+
+class RealVariant(unittest.TestCase):
+    """Against a real built 6.1 'before' variant of the seed case, when cached."""
+
+    def setUp(self):
+        if not shutil.which("gcc") or not (shutil.which("pahole") or shutil.which("gdb")):
+            self.skipTest("gcc and pahole (or gdb) needed")
+        self.art = _before_artifacts()
+        if self.art is None:
+            self.skipTest("no built 6.1 variant ending in the seed case's 'Embed the status URB "
+                          "buffer' patch in the cache (run `make run` once)")
+
+    def test_locate_function(self):
+        self.assertEqual(layout.locate_function(self.art, "uvc_v4l2_open", "uvcvideo"),
+                         "drivers/media/usb/uvc/uvc_v4l2.c")
+        self.assertEqual(layout.locate_function(self.art, "uvc_status_start", "uvcvideo"),
+                         "drivers/media/usb/uvc/uvc_status.c")
+        self.assertEqual(layout.locate_function(self.art, "usb_string_sub"),
+                         "drivers/usb/core/message.c")
+        self.assertIsNone(layout.locate_function(self.art, "no_such_function_xyz", "uvcvideo"))
+
+    def test_uvc_device_status_shares_a_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            build = layout.build_dir(self.art)
+            before = {p: p.stat().st_mtime for p in (build / "drivers/media/usb/uvc").iterdir()}
+            fnd = layout.LayoutFinder(self.art, scratch=Path(tmp))
+            f = layout.parse_facts(SHARING)
+            cand = None
+            # the offset of status[] depends on the variant's patch: read it from the struct
+            structs, tool = fnd.structs_of("drivers/media/usb/uvc/uvc_v4l2.c", f)
+            self.assertIsNotNone(structs, tool)
+            st = structs["uvc_device"]
+            status = next(m for m in st.members if m.name.startswith("status["))
+            text = SHARING.replace("object offset=977", f"object offset={status.offset}")
+            lay = fnd.layout(layout.parse_facts(text), "uvc_status_start", "uvcvideo")
+            self.assertTrue(lay.found, lay.note)
+            self.assertEqual(lay.struct, "uvc_device")
+            self.assertEqual(lay.buffer, status.name)
+            shared = {r.name.split("[")[0] for r in lay.sharing}
+            self.assertTrue(shared & {"flush_status", "input_phys"}, shared)
+            self.assertTrue(any(p.suffix == ".o" for p in Path(tmp).rglob("*.g.o")))
+            after = {p: p.stat().st_mtime for p in (build / "drivers/media/usb/uvc").iterdir()}
+            self.assertEqual(before, after)          # nothing written in the build folder
+            del cand
+
+
+if __name__ == "__main__":
+    unittest.main()
