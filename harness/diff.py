@@ -78,6 +78,7 @@ class Row:
     example_side: str = "before"       # the side `example` comes from
     location: Optional[str] = None     # file:line of the guilty frame, when symbolized
     frames: Optional[list] = None      # example's symbolized stack (harness.symbolize.Frame)
+    layout: Optional[object] = None    # harness.layout.Layout of a detector report's buffer
 
     @property
     def before_runs(self) -> int:
@@ -110,6 +111,8 @@ class Row:
                "after_counts": list(self.after_counts)}
         if self.frames is not None:
             out["stack"] = [f.to_json() for f in self.frames]
+        if self.layout is not None:
+            out["layout"] = self.layout.to_json()
         return out
 
 
@@ -323,9 +326,21 @@ def format_table(diff: Diff) -> str:
     return "\n".join(out) + "\n"
 
 
+def format_layouts(diff: Diff) -> str:
+    """The structure layout around the buffer of each row that has one
+    (harness.layout, attached by annotate_layouts); rows without a found
+    layout get their one-line reason."""
+    out = []
+    for r in diff.rows:
+        if r.layout is None:
+            continue
+        out.append(f"layout for: {r.title}\n" + r.layout.format_text(indent="  "))
+    return "".join(out)
+
+
 def format_comparison(c: Comparison) -> str:
     d = c.diff
-    text = f"== {d.before_label} vs {d.after_label}\n" + format_table(d)
+    text = f"== {d.before_label} vs {d.after_label}\n" + format_table(d) + format_layouts(d)
     if c.verdict.matches:
         text += "outcome: matches the expectation\n"
     else:
