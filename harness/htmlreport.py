@@ -7,7 +7,9 @@ of text from a log or a case is escaped.
 Content, top to bottom:
 
 * the verdict of each before-vs-after comparison and its diff table
-  (:mod:`harness.diff`), with the reasons of a mismatch;
+  (:mod:`harness.diff`), with the reasons of a mismatch, and for each
+  detector report the structure layout around its buffer when
+  :func:`harness.layout.annotate_layouts` found one;
 * a timeline: the guest agent's status events per second, one line per
   run, on a time axis in seconds since boot (each run's series starts at
   its own boot-time offset, :attr:`RunTrace.series_start`), with a
@@ -45,6 +47,7 @@ td.n{text-align:right;font-family:monospace}
 pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:12px;margin:.3em 0}
 details{margin:.2em 0}summary{cursor:pointer}
 .where{color:#555}.muted{color:#777}
+pre.layout .buf{background:#fdd;font-weight:bold}pre.layout .share{background:#ffe8b0}
 svg text{font:11px sans-serif}
 """
 
@@ -219,6 +222,11 @@ def _diff_section(outcome: Outcome) -> str:
         if not d.rows:
             out.append('<tr><td colspan="5" class="muted">no kernel reports on either side</td></tr>')
         out.append("</table>")
+        lays = [r for r in d.rows if getattr(r, "layout", None) is not None]
+        for r in lays:
+            out.append(f'<details class="layout"{" open" if r.layout.found else ""}>'
+                       f"<summary>structure around the buffer: {_e(r.title)}</summary>"
+                       f"<p>{_e(r.layout.summary())}</p>{r.layout.format_html()}</details>")
         if v.notes:
             out.append('<details><summary class="muted">notes</summary><ul>'
                        + "".join(f"<li>{_e(n)}</li>" for n in v.notes) + "</ul></details>")

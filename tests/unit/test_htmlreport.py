@@ -99,6 +99,25 @@ class HtmlTest(unittest.TestCase):
         self.assertNotIn("src=", page)
         self.assertNotIn("href=", page)
 
+    def test_layout_section(self):
+        from harness import layout
+        from tests.unit.test_layout import SHARING, pahole_structs
+        f = layout.parse_facts(SHARING)
+        cand, best = layout.choose(pahole_structs(), f)
+        rows = self.outcome.comparisons[0].diff.rows
+        rows[0].layout = layout.build_layout(f, cand, pahole_structs(), source="drivers/x.c",
+                                             tool="pahole", others=best)
+        rows[1].layout = layout.Layout(f, note="no <struct> here")
+        page = htmlreport.render(self.outcome, self.runs)
+        c = check(page)
+        self.assertEqual((c.errors, c.stack), ([], []))
+        text = "".join(c.text)
+        self.assertIn("struct uvc_device: 1144 bytes", text)
+        self.assertIn("u8 status[16];  <== buffer", text)
+        self.assertIn("bool flush_status;  <-- shares the line", text)
+        self.assertIn("no <struct> here", text)
+        self.assertNotIn("no <struct>", page)
+
     def test_plot(self):
         svg = htmlreport.timeline_svg(self.runs)
         c = check(svg)
