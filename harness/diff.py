@@ -331,10 +331,17 @@ def format_layouts(diff: Diff) -> str:
     (harness.layout, attached by annotate_layouts); rows without a found
     layout get their one-line reason."""
     out = []
+    shown = set()
     for r in diff.rows:
         if r.layout is None:
             continue
-        out.append(f"layout for: {r.title}\n" + r.layout.format_text(indent="  "))
+        text = r.layout.format_text(indent="  ")
+        first = text.splitlines()[:2]
+        key = "\n".join(text.splitlines()[2:])
+        if r.layout.found and key in shown:     # the same struct and lines again
+            text = "\n".join(first) + "\n  (layout as above)\n"
+        shown.add(key)
+        out.append(f"layout for: {r.title}\n" + text)
     return "".join(out)
 
 

@@ -218,3 +218,22 @@ class MainTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LayoutOutput(unittest.TestCase):
+    """A row's structure layout (harness.layout) in text and JSON."""
+
+    def test_text_and_json(self):
+        from harness import layout
+        from tests.unit.test_layout import SHARING, pahole_structs
+        rep = Report("DETECTOR", "DMA-API: x in uvc_v4l2_open", "uvc_v4l2_open", [], [SHARING], 1)
+        d = diff.diff_runs([[rep]], [[]])
+        f = layout.parse_facts(SHARING)
+        cand, best = layout.choose(pahole_structs(), f)
+        d.rows[0].layout = layout.build_layout(f, cand, pahole_structs(), others=best)
+        text = diff.format_table(d) + diff.format_layouts(d)
+        self.assertIn("layout for: DMA-API: x in uvc_v4l2_open", text)
+        self.assertIn("status[16] at 977..992 shares line 896..1023", text)
+        j = d.rows[0].to_json()
+        self.assertEqual(j["layout"]["struct"], "uvc_device")
+        self.assertNotIn("layout", diff.diff_runs([[rep]], [[]]).rows[0].to_json())
