@@ -97,13 +97,16 @@ class RunOutcome:
     status: str                       # hit | clean | failed | infra
     titles: list[str] = field(default_factory=list)    # matching report titles
     detail: str = ""                  # the run folder, or why it failed
+    wall: float = 0.0                 # seconds QEMU ran
 
     def to_json(self) -> dict:
-        return {"status": self.status, "titles": self.titles, "detail": self.detail}
+        return {"status": self.status, "titles": self.titles, "detail": self.detail,
+                "wall": round(self.wall, 2)}
 
     @staticmethod
     def from_json(d: dict) -> "RunOutcome":
-        return RunOutcome(d["status"], list(d.get("titles", [])), d.get("detail", ""))
+        return RunOutcome(d["status"], list(d.get("titles", [])), d.get("detail", ""),
+                          d.get("wall", 0.0))
 
 
 @dataclass(frozen=True)
@@ -179,12 +182,16 @@ class Step:
     endpoint: bool = False
     resumed: bool = False
     confidence: float = 1.0            # chance this verdict is right (good steps)
+    build_seconds: float = 0.0
+    run_seconds: float = 0.0           # the batches of boots, wall
 
     def to_json(self) -> dict:
         c = counts(self.runs)
         return {"prefix": self.prefix, "verdict": self.verdict, "reason": self.reason,
                 "runs": len(self.runs), "hits": c[HIT], "clean": c[CLEAN],
                 "failed": c[FAILED] + c[INFRA], "seconds": round(self.seconds, 1),
+                "build_seconds": round(self.build_seconds, 1),
+                "run_seconds": round(self.run_seconds, 1),
                 "key": self.key, "endpoint": self.endpoint, "resumed": self.resumed,
                 "confidence": round(self.confidence, 4),
                 "evidence": [r.to_json() for r in self.runs]}
@@ -194,7 +201,8 @@ class Step:
         return Step(d["prefix"], d["verdict"], d.get("reason", ""),
                     [RunOutcome.from_json(r) for r in d.get("evidence", [])],
                     d.get("seconds", 0.0), d.get("key", ""), d.get("endpoint", False),
-                    True, d.get("confidence", 1.0))
+                    True, d.get("confidence", 1.0), d.get("build_seconds", 0.0),
+                    d.get("run_seconds", 0.0))
 
 
 class Runner(Protocol):
@@ -299,6 +307,7 @@ def bisect(runner: Runner, n_patches: int, good: int, bad: int, policy: Policy, 
             return old
         t0 = time.monotonic()
         why = runner.build(prefix)
+        t1 = time.monotonic()
         runs: list[RunOutcome] = []
         if why is not None:
             verdict, reason = SKIP, f"build: {why}"
@@ -309,7 +318,9 @@ def bisect(runner: Runner, n_patches: int, good: int, bad: int, policy: Policy, 
                         - len(runs))
                 runs += runner.run(prefix, len(runs), n)
                 verdict, reason = decide(runs, policy, p, endpoint=endpoint)
-        s = Step(prefix, verdict, reason, runs, time.monotonic() - t0, key, endpoint)
+        t2 = time.monotonic()
+        s = Step(prefix, verdict, reason, runs, t2 - t0, key, endpoint,
+                 build_seconds=t1 - t0, run_seconds=t2 - t1)
         note(f"[bisect] prefix {prefix}: {verdict} ({reason})")
         log.append(s)
         res.steps.append(s)

@@ -7,6 +7,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -15,8 +16,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import bisect, camera, diff, errors, fragments, htmlreport, initramfs, kernel, kunit, paths, \
-    proc, qemu, reports, series, symbolize
+from . import bisect, camera, diff, errors, fragments, htmlreport, initramfs, kernel, kunit, layout, \
+    paths, proc, qemu, reports, series, symbolize
 from . import case as case_mod
 from .errors import HarnessError
 from .progress import Progress
@@ -323,6 +324,7 @@ def cmd_run_case(a) -> int:
     outcome = diff.compare_case(case, runs[case.before.name],
                                 {v.name: runs[v.name] for v in case.afters})
     symbolize.annotate(outcome, syms)
+    layout.annotate_layouts(outcome, {name: s.artifacts for name, s in syms.items()})
     out_json = top / "outcome.json"
     out_json.write_text(json.dumps(outcome.to_json(), indent=1) + "\n")
     html = htmlreport.write(top / "report.html", outcome, traces,
@@ -339,16 +341,16 @@ def classify_run(fr: FloodRun, matcher: bisect.Matcher) -> bisect.RunOutcome:
     """A flood run as bisection evidence: hit, clean, failed or infra."""
     text = fr.result.console.read_text(errors="replace") if fr.result.console.is_file() else ""
     titles = matcher.matching([r.title for r in reports.parse(text)])
-    where = str(fr.run_dir)
+    where, wall = str(fr.run_dir), getattr(fr.result, "wall", 0.0)
     if titles:      # even from a run that then panicked: the signature was seen
-        return bisect.RunOutcome(bisect.HIT, titles, where)
+        return bisect.RunOutcome(bisect.HIT, titles, where, wall)
     if fr.crashed:
-        return bisect.RunOutcome(bisect.INFRA, [], f"fake camera crashed; {where}")
+        return bisect.RunOutcome(bisect.INFRA, [], f"fake camera crashed; {where}", wall)
     if fr.agent is not None and fr.result.outcome in ("ok", "guest-error"):
-        return bisect.RunOutcome(bisect.CLEAN, [], where)
+        return bisect.RunOutcome(bisect.CLEAN, [], where, wall)
     why = fr.result.describe() if fr.agent is not None or not fr.result.ok else \
         "the guest agent printed no result"
-    return bisect.RunOutcome(bisect.FAILED, [], f"{why}; {where}")
+    return bisect.RunOutcome(bisect.FAILED, [], f"{why}; {where}", wall)
 
 
 class FloodRunner:
@@ -416,6 +418,75 @@ def _run_settings(a) -> case_mod.RunSettings:
         rs.phys_hz if a.phys_hz is None else a.phys_hz)
 
 
+# frames of the reporting machinery and the DMA/USB plumbing: not where a patch is looked for
+_PLUMBING = re.compile(r"^(dump_stack|show_stack|print_report|kasan_|__kasan|check_|cl_|debug_dma|"
+                       r"dma_|usb_hcd|usb_submit_urb|xhci_|__warn|report_bug|handle_bug|"
+                       r"exc_|asm_|warn_|__dma|swiotlb|_raw_spin|mem|str)")
+
+
+def point_at_code(res: bisect.Result, user: list, matcher: bisect.Matcher,
+                  runner: "FloodRunner") -> dict | None:
+    """For the signature: the guilty frame, the driver frames of its stack and
+    the patches of the series that touch them (and, for a detector report,
+    the structure around the buffer)."""
+    bad = [s for s in res.steps if s.verdict == bisect.BAD]
+    bad.sort(key=lambda s: s.prefix != res.culprit)
+    for step in bad:
+        for run in step.runs:
+            console = Path(run.detail) / "console.log"
+            if run.status != bisect.HIT or not console.is_file():
+                continue
+            rep = next((r for r in reports.parse(console.read_text(errors="replace"))
+                        if matcher.matches(r.title)), None)
+            if rep is None:
+                continue
+            if step.prefix not in runner.builds:      # resumed: the build is cached
+                runner.build(step.prefix)
+            art = runner.builds.get(step.prefix)
+            frames = symbolize.symbolizer(art.artifacts.dir).symbolize_report(rep) if art else []
+            where = {f.function: f.where for f in frames if f.function and f.where}
+            funcs = [f for f in rep.stack if not _PLUMBING.match(f)][:4]
+            out = {"report": rep.title, "console": str(console), "guilty_frame": rep.guilty_frame,
+                   "location": symbolize.guilty_location(frames, rep.guilty_frame),
+                   "frames": [], "structure": None, "patches_touching_structure": []}
+            for fn in funcs:
+                touching = [i + 1 for i, p in enumerate(user) if series.touches_function(p, fn)]
+                out["frames"].append({"function": fn, "location": where.get(fn),
+                                      "patches": touching})
+            if art:
+                try:
+                    lay = layout.report_layout(rep, art.artifacts.dir)
+                except Exception as e:       # a view, never a reason to fail the bisect
+                    lay, out["structure_error"] = None, str(e)
+                if lay is not None and lay.found:
+                    out["structure"] = lay.to_json()
+                    out["structure_text"] = lay.format_text()
+                    name = (lay.struct or "").split()[-1]
+                    out["patches_touching_structure"] = [
+                        i + 1 for i, p in enumerate(user) if name and series.touches_struct(p, name)]
+            return out
+    return None
+
+
+def format_pointing(pt: dict, names: list[str], culprit: int | None) -> str:
+    mark = lambda n: f"{n}*" if n == culprit else str(n)
+    lines = [f"where: {pt['report']}"]
+    for f in pt["frames"]:
+        pl = ", ".join(mark(n) for n in f["patches"]) or "none"
+        lines.append(f"  {f['function']:32} {f['location'] or '':40} patches touching it: {pl}")
+    if pt.get("structure_text"):
+        lines.append("  " + pt["structure_text"].rstrip().replace("\n", "\n  "))
+        pl = ", ".join(mark(n) for n in pt["patches_touching_structure"]) or "none"
+        lines.append(f"  patches touching the structure: {pl}")
+    if culprit:
+        changed = pt.get("culprit_changes") or {}
+        if changed:
+            lines.append(f"  the culprit changes: {', '.join(changed.get('functions', []) + changed.get('structs', [])) or '-'}"
+                         f" in {', '.join(changed.get('files', []))}")
+        lines.append("  (* the culprit)")
+    return "\n".join(lines)
+
+
 def cmd_bisect(a) -> int:
     prog = Progress(quiet=a.quiet)
     matcher = bisect.Matcher(a.signature)
@@ -458,16 +529,25 @@ def cmd_bisect(a) -> int:
         p = user[res.culprit - 1]
         culprit = {"number": res.culprit, "patch": p.name, "path": str(p.path),
                    "subject": series.subject(p)}
+    pointing = point_at_code(res, user, matcher, runner) if not res.error else None
+    if pointing is not None and res.culprit is not None:
+        hs = series.hunks(user[res.culprit - 1])
+        pointing["culprit_changes"] = {
+            "files": sorted({h.file for h in hs}),
+            "functions": sorted({f for h in hs for f in h.functions}),
+            "structs": sorted({m.group(0) for h in hs for m in
+                               [re.search(r"\bstruct \w+(?= \{)", h.context)] if m})}
     payload = {"command": "bisect", "ok": res.found, "kernel": a.kernel,
                "signature": a.signature, "series": str(a.series), "patches": names,
                "folder": str(folder), "log": str(log_path), "culprit": culprit,
                "flood": {"pattern": rs.flood.pattern, "rate": rs.flood.rate,
                          "duration_s": rs.duration, "cycle_hz": rs.cycle_hz,
                          "phys_hz": rs.phys_hz},
-               "policy": policy.to_json(), **res.to_json()}
+               "policy": policy.to_json(), "where": pointing, **res.to_json()}
     (folder / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload},
                                                    indent=1) + "\n")
     _emit(a, payload, bisect.format_result(res, names, a.signature)
+          + ("\n" + format_pointing(pointing, names, res.culprit) if pointing else "")
           + f"\n  log      {log_path}\n  result   {folder / 'result.json'}")
     return errors.EXIT_OK if res.found else errors.EXIT_VERDICT
 

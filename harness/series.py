@@ -115,3 +115,80 @@ def subject(patch: Patch) -> str:
                 text += " " + cont.strip()
             return re.sub(r"^\[[^\]]*\]\s*", "", text)
     return ""
+
+
+@dataclass(frozen=True)
+class Hunk:
+    file: str           # path after stripping
+    context: str        # the text after the second @@ (diff's function heading)
+    changed: tuple[str, ...]   # the + and - lines, marker included
+    functions: tuple[str, ...]  # functions whose lines the hunk changes
+
+
+_DEF = re.compile(r"^[A-Za-z_][\w\s\*,]*?\b([A-Za-z_]\w*)\s*\((?!.*;\s*$)")
+
+
+def _defines(text: str):
+    """The function a line at column 0 starts to define, if it looks like one."""
+    m = _DEF.match(text)
+    if not m or text.startswith(("struct ", "enum ", "union ", "typedef ")) and "(" not in text:
+        return None
+    return m.group(1)
+
+
+def hunks(patch: Patch) -> list[Hunk]:
+    """The hunks of a unified diff, by file, with the functions they change.
+
+    The function of a changed line is the last definition seen at column 0
+    before it: in the hunk's own lines, else diff's function heading.
+    """
+    out: list[Hunk] = []
+    file, current = "", None
+    old_left = new_left = 0
+    hunk = None
+    for line in patch.path.read_text(errors="replace").splitlines():
+        if hunk is not None:
+            tag = line[:1]
+            if tag in " +-" or line == "":
+                body = line[1:]
+                f = _defines(body)
+                if f:
+                    current = f
+                if tag in "+-":
+                    hunk[1].append(line)
+                    if current and current not in hunk[2]:
+                        hunk[2].append(current)
+                old_left -= tag in " -" or line == ""
+                new_left -= tag in " +" or line == ""
+                if old_left <= 0 and new_left <= 0:
+                    out.append(Hunk(file, hunk[0], tuple(hunk[1]), tuple(hunk[2])))
+                    hunk = None
+                continue
+            if tag == "\\":            # "\ No newline at end of file"
+                continue
+            out.append(Hunk(file, hunk[0], tuple(hunk[1]), tuple(hunk[2])))
+            hunk = None
+        if line.startswith("+++ "):
+            name = line[4:].split("\t")[0].strip()
+            file = "/".join(name.split("/")[patch.strip:]) if name != "/dev/null" else ""
+        m = re.match(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@ ?(.*)$", line)
+        if m:
+            old_left = int(m.group(1)) if m.group(1) is not None else 1
+            new_left = int(m.group(2)) if m.group(2) is not None else 1
+            hunk = (m.group(3), [], [])
+            current = _defines(m.group(3))
+    if hunk is not None:
+        out.append(Hunk(file, hunk[0], tuple(hunk[1]), tuple(hunk[2])))
+    return out
+
+
+def touches_function(patch: Patch, name: str) -> bool:
+    """Does a hunk change lines of function `name` (its definition or body)?"""
+    return any(name in h.functions for h in hunks(patch))
+
+
+def touches_struct(patch: Patch, name: str) -> bool:
+    """Does a hunk change the definition of `struct name`?"""
+    head = re.compile(r"\bstruct\s+" + re.escape(name) + r"\s*\{")
+    return any(head.search(h.context) or any(head.search(l) for l in h.changed)
+               for h in hunks(patch))

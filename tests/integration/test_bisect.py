@@ -51,6 +51,13 @@ class BisectFixture(unittest.TestCase):
                 else:
                     self.assertEqual(s["verdict"], "good")
                     self.assertEqual(s["hits"], 0)
+            # pointing at the code: the structure around the buffer, and the culprit touches it
+            where = out["where"]
+            self.assertEqual(where["guilty_frame"], "uvc_v4l2_open")
+            self.assertIn("uvc_device", where["structure"]["struct"])
+            self.assertIn(11, where["patches_touching_structure"])
+            self.assertIn("flush_status", where["structure_text"])
+            self.assertIn("struct uvc_device", where["culprit_changes"]["structs"])
             # the same command again: everything comes from the log, nothing boots
             t0 = time.monotonic()
             p = dmaharness(*args)

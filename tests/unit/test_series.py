@@ -84,3 +84,44 @@ class Series(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HunksTest(unittest.TestCase):
+    FIXTURE = Path(__file__).resolve().parents[1] / "fixtures/bisect/6.1/series"
+
+    def write(self, d, text):
+        p = Path(d) / "x.patch"
+        p.write_text(text)
+        return series.Patch(p)
+
+    def test_function_from_heading_and_from_lines_inside_the_hunk(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = self.write(d, (
+                "--- a/f.c\n+++ b/f.c\n"
+                "@@ -10,9 +10,9 @@ static int before(void)\n"
+                " \treturn 0;\n-\tbefore_line();\n+\tbefore_line2();\n }\n \n"
+                " static int after(struct x *x)\n {\n-\tint a;\n+\tint b;\n"
+                "@@ -40,2 +40,3 @@ struct thing {\n \tint a;\n+\tint b;\n \tint c;\n"
+                "--- a/g.c\n+++ b/g.c\n@@ -1 +1 @@\n-int g(void);\n+int g(int);\n"))
+            hs = series.hunks(p)
+            self.assertEqual([h.file for h in hs], ["f.c", "f.c", "g.c"])
+            self.assertEqual(hs[0].functions, ("before", "after"))
+            self.assertEqual(hs[1].functions, ())
+            self.assertEqual(hs[2].functions, ())        # a prototype is not a definition
+            self.assertTrue(series.touches_function(p, "after"))
+            self.assertFalse(series.touches_function(p, "g"))
+            self.assertTrue(series.touches_struct(p, "thing"))
+            self.assertFalse(series.touches_struct(p, "x"))
+
+    def test_fixture_series(self):
+        ps = series.parse_series(self.FIXTURE)
+        self.assertEqual(len(ps), 16)
+        self.assertIn("Embed the status URB buffer", series.subject(ps[10]))
+        touching = lambda f: [i + 1 for i, p in enumerate(ps) if series.touches_function(p, f)]
+        self.assertEqual(touching("uvc_v4l2_open"), [2])
+        self.assertEqual(touching("uvc_status_init"), [11])
+        self.assertEqual(touching("uvc_status_cleanup"), [11])
+        self.assertEqual([i + 1 for i, p in enumerate(ps) if series.touches_struct(p, "uvc_device")],
+                         [11])
+        total = sum(len(series.hunks(p)) for p in ps)
+        self.assertEqual(total, sum(p.path.read_text().count("\n@@ ") for p in ps))
