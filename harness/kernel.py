@@ -380,6 +380,16 @@ def _pick_seed(variant: Variant, src: Source, key: str) -> tuple[Path, dict] | N
 
 # --- building ------------------------------------------------------------------
 
+BUILD_TOOLS = ("make", "patch", "flex", "bison", "bc", "ccache", "depmod", "perl")
+
+
+def check_tools() -> None:
+    """EnvError naming the first tool a kernel build needs that is missing."""
+    for tool in BUILD_TOOLS:
+        if not shutil.which(tool) and not os.path.exists(f"/sbin/{tool}"):
+            raise EnvError(f"`{tool}` is not installed; run `make deps`")
+
+
 _STEP = re.compile(r"^  ([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 
 
@@ -437,11 +447,23 @@ def _log_errors(log: Path) -> str:
 
 
 def _configure(tree: Path, variant: Variant, log, progress: Progress, label: str) -> str:
-    """tinyconfig + fragments (merge_config.sh) + olddefconfig, then verify."""
+    """tinyconfig + the variant's fragments + olddefconfig, then verify."""
+    return configure(tree, variant.fragments, variant.version, log, progress, label)
+
+
+def configure(tree: Path, fragments, version: str, log, progress: Progress, label: str) -> str:
+    """tinyconfig + fragments (merge_config.sh) + olddefconfig, then verify.
+
+    ``tree`` is any kernel tree with its O= folder at ``tree/_build`` (a
+    variant's, or bisect-run's mirror of a user's checkout); ``version``
+    ("6.1") only words the explanation of an option that did not stick.
+    Raises InputError, listing the lost options and why, and leaves the
+    config as ``_build/.config.rejected``.
+    """
     build = tree / "_build"
-    progress.note(f"[{label}] configure: tinyconfig + {', '.join(f.name for f in variant.fragments)}")
+    progress.note(f"[{label}] configure: tinyconfig + {', '.join(f.name for f in fragments)}")
     _make(tree, ["tinyconfig"], log, Progress(quiet=True), label, None)
-    frags = [str(f.path) for f in variant.fragments]
+    frags = [str(f.path) for f in fragments]
     cmd = [str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(build),
            str(build / ".config")] + frags
     env = dict(os.environ, ARCH=ARCH)
@@ -451,9 +473,9 @@ def _configure(tree: Path, variant: Variant, log, progress: Progress, label: str
         raise InputError(f"merge_config.sh failed for {label}: {r.stderr.strip()[-400:]}")
     _make(tree, ["olddefconfig"], log, Progress(quiet=True), label, None)
     text = (build / ".config").read_text()
-    bad = fragmod.verify(text, list(variant.fragments))
+    bad = fragmod.verify(text, list(fragments))
     if bad:
-        bad = fragmod.explain(tree, text, bad, variant.version)
+        bad = fragmod.explain(tree, text, bad, version)
         listing = "\n".join("  " + m.describe() for m in bad)
         (build / ".config").rename(build / ".config.rejected")
         raise InputError(f"{len(bad)} config option(s) did not stick for {label} "
@@ -474,9 +496,7 @@ def build(variant: Variant, *, jobs: int | None = None, progress: Progress | Non
         art = load_artifacts(key)
         if art:
             return BuildResult(art, True, time.monotonic() - t0)
-    for tool in ("make", "patch", "flex", "bison", "bc", "ccache", "depmod", "perl"):
-        if not shutil.which(tool) and not os.path.exists(f"/sbin/{tool}"):
-            raise EnvError(f"`{tool}` is not installed; run `make deps`")
+    check_tools()
     with paths.locked(f"variant-{key}", wait_message=f"[{label}] waiting for another run building {key}"):
         art = load_artifacts(key)
         if art and not force:
@@ -564,7 +584,17 @@ def _expected_steps(version: str) -> int | None:
 
 def _publish(tree: Path, key: str, variant: Variant, src: Source, log, state: dict,
              steps: int, seconds: float, seeded: str | None) -> Artifacts:
-    """Copy the results into artifacts/<key> with one atomic rename."""
+    """Copy a variant's results into artifacts/<key> with one atomic rename."""
+    return publish(tree, key, variant.key_material(src), f"build {variant.version}", log,
+                   steps, seconds, seeded)
+
+
+def publish(tree: Path, key: str, material: dict, label: str, log, steps: int,
+            seconds: float, seeded: str | None) -> Artifacts:
+    """Copy the results of tree/_build into artifacts/<key> with one atomic rename.
+
+    ``material`` (what the key hashes) starts meta.json.
+    """
     build = tree / "_build"
     root = paths.sub("artifacts")
     tmp = root / f".tmp-{key}-{os.getpid()}"
@@ -573,7 +603,7 @@ def _publish(tree: Path, key: str, variant: Variant, src: Source, log, state: di
     try:
         stage = tmp / "modroot"
         _make(tree, [f"INSTALL_MOD_PATH={stage}", "DEPMOD=/sbin/depmod", "modules_install"],
-              log, Progress(quiet=True), f"build {variant.version}", None)
+              log, Progress(quiet=True), label, None)
         release = (build / "include/config/kernel.release").read_text().strip()
         moddir = stage / "lib" / "modules" / release
         for link in ("build", "source"):
@@ -589,7 +619,7 @@ def _publish(tree: Path, key: str, variant: Variant, src: Source, log, state: di
             shutil.copy2(gic, tmp / "gen_init_cpio")
         log.flush()
         shutil.copy2(log.name, tmp / "build.log")
-        meta = dict(variant.key_material(src))
+        meta = dict(material)
         meta.update({"key": key, "kernelrelease": release, "steps": steps,
                      "seconds": round(seconds, 1), "seeded_from": seeded,
                      "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
