@@ -537,13 +537,13 @@ def cmd_bisect(a) -> int:
             "functions": sorted({f for h in hs for f in h.functions}),
             "structs": sorted({m.group(0) for h in hs for m in
                                [re.search(r"\bstruct \w+(?= \{)", h.context)] if m})}
-    payload = {"command": "bisect", "ok": res.found, "kernel": a.kernel,
+    payload = {**res.to_json(), "command": "bisect", "ok": res.found, "kernel": a.kernel,
                "signature": a.signature, "series": str(a.series), "patches": names,
                "folder": str(folder), "log": str(log_path), "culprit": culprit,
                "flood": {"pattern": rs.flood.pattern, "rate": rs.flood.rate,
                          "duration_s": rs.duration, "cycle_hz": rs.cycle_hz,
                          "phys_hz": rs.phys_hz},
-               "policy": policy.to_json(), "where": pointing, **res.to_json()}
+               "policy": policy.to_json(), "where": pointing}
     (folder / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload},
                                                    indent=1) + "\n")
     _emit(a, payload, bisect.format_result(res, names, a.signature)
