@@ -27,9 +27,16 @@ look-up uses offset - 1 for them (the printed offset is kept).  The
 which.
 
 Without debug info (``CONFIG_DEBUG_INFO_NONE=y``, the default of the
-tinyconfig-based builds) nothing can be resolved: frames come back as
-printed with ``file`` None, a note is given once per artifacts folder, and
-no process is started.  A config fragment with
+tinyconfig-based builds) the guilty frame and the module (driver) frames
+of a report are still resolved: the function's source file is found from
+the build folder's objects (harness.layout.locate_function) and compiled
+again, alone, with -g by kbuild's own command line, into the cache's
+scratch folder (harness.layout.compile_with_debug; reused afterwards).
+GCC's code does not depend on -g, and a frame is only looked up when the
+function's size in that object is the printed size.  At most 16 files
+per artifacts folder are compiled; ``DMAHARNESS_NO_RECOMPILE=1`` turns it
+off, and then frames come back as printed with ``file`` None and a note
+is given once per artifacts folder.  A config fragment with
 ``CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y`` (``CONFIG_DEBUG_INFO_REDUCED``
 is enough for file:line but loses inlined frames) makes it work.  File
 names are shown relative to the kernel tree (meta.json's ``tree``).
@@ -255,7 +262,7 @@ class Symbolizer:
     """Symbolizes frames against one artifacts folder; caches everything."""
 
     def __init__(self, artifacts: Path | str, *, addr2line: str = "addr2line",
-                 warn: Optional[Callable[[str], None]] = None):
+                 warn: Optional[Callable[[str], None]] = None, recompile: int = 16):
         self.artifacts = Path(artifacts)
         self.addr2line = addr2line
         self._warn = warn if warn is not None else (lambda m: print(m, file=sys.stderr))
@@ -265,6 +272,10 @@ class Symbolizer:
         self._cache: dict[tuple[Path, str, int], tuple[Location, ...]] = {}
         self.tree = self._tree()
         self.reason = self._unavailable()
+        # Without debug info: recompile the source file of a wanted frame
+        # with -g (at most `recompile` files; kept in the cache's scratch)
+        self._recompile = recompile if self._can_recompile() else 0
+        self._g_objs: dict[tuple[str, Optional[str]], Optional[Path]] = {}
 
     # -- setup
 
@@ -300,6 +311,42 @@ class Symbolizer:
     @property
     def available(self) -> bool:
         return self.reason is None
+
+    def _can_recompile(self) -> bool:
+        if self.reason is None or "debug info" not in self.reason or recompile_disabled():
+            return False
+        if shutil.which(self.addr2line) is None or not self.tree:
+            return False
+        return (Path(self.tree) / "_build" / "Makefile").is_file()
+
+    def _target_g(self, f: Frame, exact: bool) -> Optional[tuple[Path, str, int]]:
+        """Like _target, from the frame's source file recompiled with -g.
+
+        GCC's code does not depend on -g, and the function's size must be
+        the printed one, so offsets into the function carry over.
+        """
+        if f.function is None or f.offset is None:
+            return None
+        key = (f.function.split(".")[0], f.module)
+        if key not in self._g_objs:
+            if self._recompile <= 0:
+                return None
+            self._recompile -= 1
+            from . import layout        # layout imports nothing of ours at load
+            try:
+                src = layout.locate_function(self.artifacts, f.function, f.module)
+                self._g_objs[key] = layout.compile_with_debug(self.artifacts, src) if src else None
+            except Exception:           # a view: never fail the caller over it
+                self._g_objs[key] = None
+        obj = self._g_objs[key]
+        elf = self._elf(obj) if obj else None
+        if elf is None:
+            return None
+        sym = next((s for s in elf.syms.get(f.function, []) if s.size == f.size), None)
+        if sym is None:
+            return None
+        off = f.offset - 1 if not exact and f.offset > 0 else f.offset
+        return obj, sym.section, sym.value + off
 
     def _note_once(self) -> None:
         if not self._warned and self.reason:
@@ -361,6 +408,8 @@ class Symbolizer:
                 self._cache[(obj, section, a)] = got.get(a, ())
 
     def _relative(self, file: str) -> str:
+        if not os.path.isabs(file) and self.tree:     # from an object compiled in _build
+            file = os.path.join(self.tree, "_build", file)
         p = os.path.normpath(file)
         for root in filter(None, [self.tree and os.path.join(self.tree, "_build"), self.tree]):
             root = os.path.normpath(root)
@@ -368,17 +417,24 @@ class Symbolizer:
                 return p[len(root) + 1:]
         return p
 
-    def symbolize(self, lines: Sequence[str], *, exact_first: bool = False) -> list[Frame]:
+    def symbolize(self, lines: Sequence[str], *, exact_first: bool = False,
+                  want: Optional[set[str]] = None) -> list[Frame]:
         """Frames as printed -> Frames with file/line where possible.
 
         `exact_first`: the first line is a faulting address (a RIP), not a
-        return address.
+        return address.  Without debug info only the functions in `want`
+        are looked up, by recompiling their files with -g.
         """
         frames = [parse_frame(t) for t in lines]
-        if not self.available:
+        if not self.available and not self._recompile and not self._g_objs:
             self._note_once()
             return frames
-        targets = [self._target(f, exact_first and i == 0) for i, f in enumerate(frames)]
+        if self.available:
+            targets = [self._target(f, exact_first and i == 0) for i, f in enumerate(frames)]
+        else:
+            targets = [self._target_g(f, exact_first and i == 0)
+                       if f.function and f.function.split(".")[0] in (want or ()) else None
+                       for i, f in enumerate(frames)]
         todo: dict[tuple[Path, str], list[int]] = {}
         for t in targets:
             if t is not None and t not in self._cache:
@@ -406,7 +462,11 @@ class Symbolizer:
             exact = first.function is not None and any(
                 r.lstrip().startswith(("RIP:", "EIP:", "pc :", "PC is at"))
                 and f"{first.function}+0x" in r for r in report.raw)
-        return self.symbolize(lines, exact_first=exact)
+        # without debug info: the guilty frame and driver (module) frames
+        want = {report.guilty_frame} if report.guilty_frame else set()
+        want |= {f.function.split(".")[0] for f in map(parse_frame, lines)
+                 if f.module and f.function}
+        return self.symbolize(lines, exact_first=exact, want=want)
 
     def format_report(self, report) -> list[str]:
         """The report's stack as display lines (format_frame of each)."""
@@ -414,6 +474,11 @@ class Symbolizer:
 
 
 _SYMBOLIZERS: dict[str, Symbolizer] = {}
+
+
+def recompile_disabled() -> bool:
+    """DMAHARNESS_NO_RECOMPILE=1: never recompile files with -g for file:line."""
+    return os.environ.get("DMAHARNESS_NO_RECOMPILE", "") not in ("", "0")
 
 
 def symbolizer(artifacts: Path | str, **kw) -> Symbolizer:

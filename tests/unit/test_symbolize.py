@@ -1,6 +1,7 @@
 """harness.symbolize: frames to file:line against small ELF files built here."""
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -253,3 +254,44 @@ class SymbolizeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RecompileRealTest(unittest.TestCase):
+    """Without debug info, file:line from the frame's file recompiled with -g
+    (needs a seed-case run in the cache; skipped otherwise)."""
+
+    def setUp(self):
+        import glob
+        import json as _json
+        runs = sorted(glob.glob(os.path.expanduser(
+            os.environ.get("DMAHARNESS_CACHE", "~/.cache/dmaharness")
+            + "/runs/*case-uvc-status-buffer-6.1-*/before-1/result.json")))
+        for r in reversed(runs):
+            art = _json.load(open(r))["build"].get("artifacts")
+            if art and os.path.isdir(art) and os.path.isfile(os.path.join(os.path.dirname(r), "console.log")):
+                self.art, self.console = art, os.path.join(os.path.dirname(r), "console.log")
+                return
+        self.skipTest("no 6.1 seed-case run with its artifacts in the cache")
+
+    def test_driver_frames_get_file_and_line(self):
+        from harness import reports
+        s = symbolize.Symbolizer(self.art, warn=lambda m: None)
+        self.assertFalse(s.available)            # no debug info in the build
+        reps = {r.title: r for r in reports.parse(Path(self.console).read_text(errors="replace"))}
+        rep = next(r for t, r in reps.items() if "in uvc_ctrl_status_event_work" in t
+                   or "in uvc_v4l2_open" in t)
+        frames = s.symbolize_report(rep)
+        loc = symbolize.guilty_location(frames, rep.guilty_frame)
+        self.assertIsNotNone(loc, [f.text for f in frames])
+        self.assertRegex(loc, r"^drivers/media/usb/uvc/uvc_(ctrl|v4l2)\.c:\d+$")
+        # the size guard: a frame whose printed size is not the function's is left alone
+        bad = [f.text.replace("/0x", "/0x1") for f in frames if f.where][:1]
+        self.assertEqual([f.where for f in s.symbolize(bad, want={rep.guilty_frame})], [None])
+
+    def test_can_be_switched_off(self):
+        os.environ["DMAHARNESS_NO_RECOMPILE"] = "1"
+        try:
+            s = symbolize.Symbolizer(self.art, warn=lambda m: None)
+            self.assertEqual(s._recompile, 0)
+        finally:
+            del os.environ["DMAHARNESS_NO_RECOMPILE"]
