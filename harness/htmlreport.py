@@ -201,6 +201,7 @@ def timeline_svg(runs: Sequence[RunTrace], *, width: int = 960, height: int = 32
 
 def _diff_section(outcome: Outcome) -> str:
     out = []
+    shown_open = False
     for c in outcome.comparisons:
         d, v = c.diff, c.verdict
         state = ('<span class="ok">matches the expectation</span>' if v.matches
@@ -224,9 +225,14 @@ def _diff_section(outcome: Outcome) -> str:
         out.append("</table>")
         lays = [r for r in d.rows if getattr(r, "layout", None) is not None]
         for r in lays:
-            out.append(f'<details class="layout"{" open" if r.layout.found else ""}>'
+            # the first layout of the page is open; the rest (often the same
+            # structure again) one click away
+            first = r.layout.found and not shown_open
+            shown_open = shown_open or first
+            out.append(f'<details class="layout"{" open" if first else ""}>'
                        f"<summary>structure around the buffer: {_e(r.title)}</summary>"
-                       f"<p>{_e(r.layout.summary())}</p>{r.layout.format_html()}</details>")
+                       + ("" if r.layout.found else f"<p>{_e(r.layout.summary())}</p>")
+                       + f"{r.layout.format_html()}</details>")
         if v.notes:
             out.append('<details><summary class="muted">notes</summary><ul>'
                        + "".join(f"<li>{_e(n)}</li>" for n in v.notes) + "</ul></details>")

@@ -264,6 +264,25 @@ class SeedCase(unittest.TestCase):
         html = Path(out["html"]).read_text()
         self.assertIn("<svg", html)
         self.assertIn("uvc", html)
+        self.assertIn("u8 status[16];", html)                   # the structure layout
+        self.assertRegex(html, r"drivers/media/usb/uvc/uvc_\w+\.c:\d+")   # file:line
+        self.browser_renders(Path(out["html"]))
+
+    def browser_renders(self, html: Path):
+        """The report as a browser sees it (when Chromium is installed)."""
+        import shutil
+        exe = shutil.which("chromium") or shutil.which("chromium-browser")
+        if exe is None:
+            return
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([exe, "--headless=new", "--no-sandbox", "--disable-gpu",
+                                f"--user-data-dir={d}", "--dump-dom", html.as_uri()],
+                               capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        dom = r.stdout
+        for tag in ("<table", "<svg", "<pre"):
+            self.assertIn(tag, dom)
+        self.assertNotRegex(dom, r"(src|href)=\"https?://")      # self-contained
 
     def test_seed_case_6_1(self):
         self.case("6.1")
