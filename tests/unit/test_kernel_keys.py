@@ -65,6 +65,18 @@ class Keys(unittest.TestCase):
         with mock.patch.object(kernel, "compiler_version", return_value="gcc 13"):
             self.assertNotEqual(k, self.key())
 
+    def test_key_material_is_pinned(self):
+        """Refactors of kernel.py must not change existing variant keys (cache hits)."""
+        import hashlib
+        import json
+        m = kernel.Variant("6.1", (self.p1,), (self.frags[0],)).key_material(SRC)
+        self.assertEqual(sorted(m), ["arch", "cc", "deb_version", "format", "fragments",
+                                     "patches", "version"])
+        # the patch's name is its temporary path: pin everything else
+        m["patches"] = [["1.patch", strip, digest] for _, strip, digest in m["patches"]]
+        blob = json.dumps(m, sort_keys=True).encode()
+        self.assertEqual(hashlib.sha256(blob).hexdigest()[:16], "e88e5911d25ce866")
+
     def test_unsupported_version(self):
         with self.assertRaises(InputError):
             kernel.Variant("5.10", (), self.frags)
