@@ -199,6 +199,7 @@ class Mirror:
         self.checkout = Path(checkout)
         self.root = root or mirror_root(checkout)
         self.state_file = self.root.parent / f"{self.root.name}.mirror"
+        self.fresh = False           # no usable state: _build may not match the tree
         self.state = self._load()
         self.copy_mode = False
         self.touched: set[str] = set()
@@ -211,6 +212,7 @@ class Mirror:
                 return st
         except (OSError, ValueError):
             pass
+        self.fresh = True
         return {"format": MIRROR_FORMAT, "checkout": str(self.checkout), "owned": {},
                 "synced_at": 0}
 
@@ -508,10 +510,10 @@ def build_step(a, plan: Plan, note, prog: Progress) -> StepBuild:
                          art.meta.get("detector_series"))
     kernel.check_tools()
     co = plan.checkout
-    mirror = Mirror(co.path)
     label = f"bisect-run {co.short}"
-    with paths.locked(f"mirror-{mirror.root.name}",
+    with paths.locked(f"mirror-{mirror_root(co.path).name}",
                       wait_message=f"[{label}] waiting for another bisect-run on this checkout"):
+        mirror = Mirror(co.path)
         tracked = tracked_files(co.path)
         stats = mirror.sync(tracked)
         applied, failures = None, []
@@ -537,6 +539,10 @@ def build_step(a, plan: Plan, note, prog: Progress) -> StepBuild:
              + (" (copies: the cache is on another filesystem)" if mirror.copy_mode else "")
              + (f"; detector patches/{applied}/series" if applied else "; no detector"))
         build_dir = mirror.root / "_build"
+        if mirror.fresh and build_dir.exists():
+            # the record of our files' mtimes is gone: make could trust stale objects
+            note(f"mirror: no record of its patched files; starting {build_dir} afresh")
+            shutil.rmtree(build_dir)
         first = not (build_dir / "vmlinux").is_file()
         build_dir.mkdir(exist_ok=True)
         # no "-g<sha>" from setlocalversion if the cache is inside some git repository

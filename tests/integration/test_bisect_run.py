@@ -20,6 +20,7 @@ later ones are incremental builds of uvcvideo, or cache hits.
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -118,10 +119,10 @@ class BisectRun(unittest.TestCase):
         self.assertEqual((st.st_ino, st.st_mtime_ns), self.witness,
                          "a file of the checkout (a link of the pristine tree) was changed")
 
-    def step(self, n, expect):
+    def step(self, n, expect, *extra):
         self.checkout(n)
         t0 = time.monotonic()
-        r = bisect_run(self.repo, "--json")
+        r = bisect_run(self.repo, "--json", *extra)
         el = time.monotonic() - t0
         sys.stderr.write(f"\n  [bisect-run commit {n}: exit {r.returncode} in {el:.0f}s] "
                          + r.stderr.strip().splitlines()[-1] + "\n")
@@ -187,6 +188,45 @@ class BisectRun(unittest.TestCase):
             self.assertNotIn("is the first bad commit", r.stdout)
         finally:
             git(self.repo, "bisect", "reset", check=False)
+
+    def test_4_ctrl_c_during_make_leaves_the_checkout_clean(self):
+        self.checkout(3)
+        p = subprocess.Popen(CLI + ["bisect-run", "--signature", SIGNATURE, *FLOOD, "--force"],
+                             cwd=self.repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+        err = []
+        try:
+            for line in p.stderr:
+                err.append(line)
+                if "] mirror: " in line:      # make starts next
+                    time.sleep(2)
+                    p.send_signal(signal.SIGINT)
+                    break
+            err += p.stderr.readlines()
+            code = p.wait(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        self.assertEqual(code, 130, "".join(err)[-3000:])
+        self.assertIn("interrupted", err[-1])
+        self.assert_untouched()
+        mirror = None
+        for line in err:
+            if "] mirror: " in line:
+                mirror = line.split("] mirror: ")[1].split(" ")[0]
+        self.assertTrue(mirror)
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if mirror in cmd:
+                left.append(cmd)
+        self.assertEqual(left, [], "processes left running after Ctrl-C")
+        # the next step builds from the interrupted mirror
+        out = self.step(3, 1, "--force")
+        self.assertFalse(out["build"]["cached"])
 
 
 if __name__ == "__main__":
