@@ -52,7 +52,9 @@ def rewrite(path: Path, text: str, mtime: float | None = None):
         os.utime(path, (mtime, mtime))
 
 
-class MirrorTest(unittest.TestCase):
+class MirrorFixture(unittest.TestCase):
+    """A tiny git checkout (the user's), a patch that applies and one that does not."""
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         d = Path(self.tmp.name)
@@ -108,6 +110,8 @@ class MirrorTest(unittest.TestCase):
     def ino(self, p):
         return os.lstat(p).st_ino
 
+
+class MirrorTest(MirrorFixture):
     def test_untouched_files_are_hard_links_symlinks_replicated(self):
         before = snapshot(self.user)
         self.step()
@@ -291,6 +295,56 @@ class MirrorTest(unittest.TestCase):
             self.assertEqual(a, bisectrun.mirror_root(self.d / "alias"))
             self.assertEqual(a.parent, (self.d / "cache" / "work").resolve())
             self.assertTrue(a.name.startswith("checkout-"))
+
+
+class BuildStepSkips(MirrorFixture):
+    """build_step up to make: which series applies, and what makes a commit a skip."""
+
+    def plan(self, candidates, extra=()):
+        co = bisectrun.Checkout(Path(os.path.realpath(self.user)), "0" * 40, "", "6.5")
+        return bisectrun.Plan(co, candidates, list(extra), [])
+
+    def build(self, plan):
+        from types import SimpleNamespace
+        a = SimpleNamespace(force=False, jobs=1)
+        with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(self.d / "cache")}), \
+                mock.patch.object(kernel, "compiler_version", return_value="gcc 12"), \
+                mock.patch.object(kernel, "check_tools"), \
+                mock.patch.object(kernel, "configure",
+                                  side_effect=InputError("CONFIG_X=y ended up not set")) as cfg:
+            try:
+                bisectrun.build_step(a, plan, lambda msg: None, mock.Mock())
+            except bisectrun.Skip as e:
+                return e, cfg
+        self.fail("no skip")
+
+    def test_no_series_applies(self):
+        before = snapshot(self.user)
+        e, cfg = self.build(self.plan([("6.1", [self.bad]), ("6.12", [self.bad])]))
+        self.assertIn("detector series does not apply", e.message)
+        self.assertIn("patches/6.1/series", e.message)
+        self.assertIn("patches/6.12/series", e.message)
+        self.assertIn("bad.patch", e.message)
+        self.assertIn("hunk #1 FAILED", e.message)
+        cfg.assert_not_called()
+        self.assertEqual(snapshot(self.user), before)
+
+    def test_nearest_that_applies_then_a_lost_option_is_a_skip(self):
+        before = snapshot(self.user)
+        e, cfg = self.build(self.plan([("6.1", [self.bad]), ("6.12", [self.patch])]))
+        self.assertIn("CONFIG_X=y ended up not set", e.message)
+        cfg.assert_called_once()
+        with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(self.d / "cache")}):
+            root = bisectrun.mirror_root(self.user)
+        self.assertIn("int detector;", (root / "drivers/x/x.h").read_text())
+        # the half-applied 6.1 attempt was undone: x.c is the checkout's again
+        self.assertEqual(os.lstat(root / "drivers/x/x.c").st_ino,
+                         os.lstat(self.user / "drivers/x/x.c").st_ino)
+        self.assertEqual(snapshot(self.user), before)
+
+    def test_extra_series_that_does_not_apply(self):
+        e, _ = self.build(self.plan([("6.1", [self.patch])], [self.bad]))
+        self.assertTrue(e.message.startswith("--series: "), e.message)
 
 
 class Versions(unittest.TestCase):
