@@ -33,7 +33,6 @@ step.  ``<cache>/work/checkout-<hash>.mirror`` records those files.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import errno
 import hashlib
 import json
@@ -50,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import bisect, camera, errors, fragments, initramfs, kernel, paths, proc, series
+from . import case as case_mod
 from .errors import EnvError, HarnessError, InputError
 from .progress import Progress, fmt_duration
 
@@ -606,31 +606,16 @@ def run_step(a, build: kernel.BuildResult, version: str, matcher: bisect.Matcher
     duration = camera.parse_duration(a.duration)
     policy = bisect.Policy(max_runs=a.runs, batch=a.parallel, min_hits=1, max_miss=a.max_miss)
     fa = flood_namespace(a, version)
+    settings = case_mod.RunSettings(flood, duration, a.cycle_hz, a.phys_hz)
+    runner = cli.FloodRunner(fa, None, matcher, settings, folder, Progress(quiet=True),
+                             name_fmt="run-{n}")
+    runner.builds[0] = build
     runs: list[bisect.RunOutcome] = []
-
-    def one(n: int) -> bisect.RunOutcome:
-        d = folder / f"run-{n}"
-        shutil.rmtree(d, ignore_errors=True)
-        try:
-            fr = cli.flood_once(fa, flood, duration, a.cycle_hz, a.phys_hz, run_dir=d,
-                                build=build)
-        except EnvError:
-            raise
-        except HarnessError as e:
-            return bisect.RunOutcome(bisect.INFRA, [], f"{e.message}; {d}")
-        return cli.classify_run(fr, matcher)
-
     while True:
         n = min(policy.batch, policy.max_runs - len(runs))
         first = len(runs) + 1
         t0 = time.monotonic()
-        with concurrent.futures.ThreadPoolExecutor(max_workers=n) as pool:
-            try:
-                batch = list(pool.map(one, range(first, first + n)))
-            except BaseException:
-                pool.shutdown(wait=False, cancel_futures=True)
-                proc.stop_all()
-                raise
+        batch = runner.run(0, len(runs), n)
         runs += batch
         c = bisect.counts(batch)
         note(f"runs {first}..{first + n - 1}: {c[bisect.HIT]} hit, {c[bisect.CLEAN]} clean, "

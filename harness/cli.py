@@ -361,14 +361,17 @@ class FloodRunner:
     """
 
     def __init__(self, a, variant_for, matcher: bisect.Matcher, settings, folder: Path,
-                 prog: Progress):
+                 prog: Progress, name_fmt: str = "p{prefix}-{n}"):
         self.a, self.variant_for, self.matcher = a, variant_for, matcher
         self.settings, self.folder, self.prog = settings, folder, prog
-        self.builds: dict[int, kernel.BuildResult] = {}
-        self.src = kernel.find_source(a.kernel)
+        self.name_fmt = name_fmt
+        self.builds: dict[int, kernel.BuildResult] = {}     # given, or built by build()
+        self._src: kernel.Source | None = None
 
     def key(self, prefix: int) -> str:
-        return self.variant_for(prefix).key(self.src)
+        if self._src is None:       # only variants of Debian's sources have keys here
+            self._src = kernel.find_source(self.a.kernel)
+        return self.variant_for(prefix).key(self._src)
 
     def build(self, prefix: int):
         try:
@@ -386,7 +389,7 @@ class FloodRunner:
                 return [bisect.RunOutcome(bisect.FAILED, [], f"build: {why}")] * count
 
         def one(i: int) -> bisect.RunOutcome:
-            d = self.folder / f"p{prefix}-{first + i + 1}"
+            d = self.folder / self.name_fmt.format(prefix=prefix, n=first + i + 1)
             shutil.rmtree(d, ignore_errors=True)
             try:
                 fr = flood_once(self.a, rs.flood, rs.duration, rs.cycle_hz, rs.phys_hz,
@@ -397,7 +400,7 @@ class FloodRunner:
                 return bisect.RunOutcome(bisect.INFRA, [], f"{e.message}; {d}")
             return classify_run(fr, self.matcher)
 
-        self.prog.note(f"[bisect] prefix {prefix}: runs {first + 1}..{first + count}")
+        self.prog.note(f"[{self.a.command}] prefix {prefix}: runs {first + 1}..{first + count}")
         with concurrent.futures.ThreadPoolExecutor(max_workers=count) as pool:
             try:
                 return list(pool.map(one, range(count)))
