@@ -284,15 +284,20 @@ class Log:
                 f.flush()
 
 
-def bisect(runner: Runner, n_patches: int, good: int, bad: int, policy: Policy, *,
-           log: Optional[Log] = None, note: Callable[[str], None] = lambda s: None) -> Result:
-    """Check both ends, then binary-search the prefixes between them."""
+def check(n_patches: int, good: int, bad: int, policy: Policy) -> None:
+    """Reject ends and thresholds that cannot make a bisection (InputError)."""
     policy.check()
     if not (0 <= good <= n_patches and 0 <= bad <= n_patches):
         raise InputError(f"--good {good} and --bad {bad} must be prefix lengths "
                          f"between 0 and {n_patches} (the series has {n_patches} patches)")
     if good == bad:
         raise InputError(f"--good and --bad are both {good}: nothing to bisect")
+
+
+def bisect(runner: Runner, n_patches: int, good: int, bad: int, policy: Policy, *,
+           log: Optional[Log] = None, note: Callable[[str], None] = lambda s: None) -> Result:
+    """Check both ends, then binary-search the prefixes between them."""
+    check(n_patches, good, bad, policy)
     log = log or Log(None)
     mode = "cause" if good < bad else "fix"
     res = Result(mode, good, bad, [])

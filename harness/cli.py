@@ -503,6 +503,7 @@ def cmd_bisect(a) -> int:
     rs = _run_settings(a)
     policy = bisect.Policy(max_runs=a.runs, batch=a.parallel, endpoint_runs=a.endpoint_runs,
                            min_hits=a.min_hits, max_miss=a.max_miss)
+    bisect.check(len(user), good, bad, policy)      # before any folder is made
 
     def variant_for(k: int) -> kernel.Variant:
         return kernel.Variant(a.kernel, base + tuple(user[:k]), frags)
