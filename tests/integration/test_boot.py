@@ -264,7 +264,9 @@ class SeedCase(unittest.TestCase):
         html = Path(out["html"]).read_text()
         self.assertIn("<svg", html)
         self.assertIn("uvc", html)
-        self.assertIn("u8 status[16];", html)                   # the structure layout
+        # the structure layout: the embedded status buffer (u8 status[16] on 6.1,
+        # struct uvc_status status[1] on 6.12) marked as the buffer
+        self.assertRegex(html, r"status\[\d+\];\s*&lt;== buffer")
         self.assertRegex(html, r"drivers/media/usb/uvc/uvc_\w+\.c:\d+")   # file:line
         self.browser_renders(Path(out["html"]))
 
