@@ -136,6 +136,14 @@ class Cameras:
     def qemu_args(self) -> list[str]:
         return [a for c in self.cams for a in c.qemu_args()]
 
+    def restart(self) -> list[str]:
+        """Stop the cameras and start fresh ones (a usb-redir peer serves one
+        QEMU); returns the new QEMU arguments."""
+        self.__exit__(None, None, None)
+        self.cams, self.sock_dir = [], None
+        self.__enter__()
+        return self.qemu_args()
+
     def crashed(self) -> list[Camera]:
         """Cameras that died by a signal or with a runtime error while running."""
         return [c for c in self.cams if c.process.poll() not in (None, 0)]

@@ -118,7 +118,8 @@ def _kunit_append(res, command: str) -> str:
     return ""
 
 
-def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", data_log=None):
+def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", data_log=None,
+          on_retry=None):
     append = (_kunit_append(res, a.command) + append + " " + a.append).strip()
     req = qemu.BootRequest(kernel=res.artifacts.bzimage, initrd=initrd,
                            console=run_dir / "console.log", append=append, memory_mb=a.memory,
@@ -127,7 +128,7 @@ def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", d
     prog.note(f"[{a.command} {a.kernel}] console: {req.console}")
     out = (lambda t: sys.stderr.write(t)) if a.console else None
     try:
-        return qemu.boot(req, on_output=out)
+        return qemu.boot(req, on_output=out, on_retry=on_retry)
     finally:
         # a copy of the cached base archive plus the run's config: 4 MB a run
         if initrd.parent == run_dir:
@@ -218,7 +219,7 @@ def flood_once(a, flood: camera.Flood, duration: float, cycle_hz: float, phys_hz
                   f"for {duration:g}s")
         data_log = run_dir / "agent.log"
         result = _boot(a, prog, res, run_dir, initrd, timeout=duration + a.timeout,
-                       extra_args=cams.qemu_args(), data_log=data_log)
+                       extra_args=cams.qemu_args(), data_log=data_log, on_retry=cams.restart)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         crashed = cams.crashed()
     qemu_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import paths, proc
@@ -230,12 +230,16 @@ def classify(watch: ConsoleWatch, qemu_exit: int | None, stopped_for: str | None
 KVM_GRACE = 10.0   # a KVM guest that prints nothing this long: KVM is broken here
 
 
-def boot(req: BootRequest, *, on_output=None, poll: float = 0.05) -> BootResult:
+def boot(req: BootRequest, *, on_output=None, poll: float = 0.05,
+         on_retry=None) -> BootResult:
     """Boot and watch until the end marker, a panic, silence or the time limit.
 
     With --accel auto, a KVM boot that prints nothing within KVM_GRACE
     seconds is stopped, the host is remembered as KVM-broken, and the boot
-    runs again under TCG.
+    runs again under TCG.  Devices behind the extra arguments may have
+    been used up by the first QEMU (a usb-redir peer accepts one
+    connection): ``on_retry()``, when given, is called before the second
+    boot and returns the extra arguments to use instead.
     """
     req.console.parent.mkdir(parents=True, exist_ok=True)
     folder = paths.sub("qemu")
@@ -244,6 +248,8 @@ def boot(req: BootRequest, *, on_output=None, poll: float = 0.05) -> BootResult:
     if res.outcome == "kvm-silent":
         note = f"a kernel printed nothing in {KVM_GRACE:.0f}s under KVM"
         record_kvm_broken(folder, note)
+        if on_retry is not None:
+            req = replace(req, extra_args=list(on_retry()))
         res = _boot_once(req, "tcg", on_output, poll, kvm_grace=None)
         res.accel_note = note + "; fell back to TCG"
     else:

@@ -214,6 +214,23 @@ class CameraRun(unittest.TestCase):
     def test_control_flood_6_12(self):
         self.check(self.run_flood("6.12"))
 
+    def test_first_flood_on_a_fresh_machine(self):
+        """No remembered KVM verdict (a fresh cache): where KVM passes the probe
+        but a kernel stays silent, the TCG rerun needs fresh cameras, because a
+        usb-redir peer serves one QEMU.  `make run` on a fresh machine hit this."""
+        from harness import paths
+        verdict = paths.cache_dir() / "qemu" / "kvm-verdict.json"
+        saved = verdict.read_bytes() if verdict.is_file() else None
+        verdict.unlink(missing_ok=True)
+        try:
+            out = self.run_flood("6.1", "--duration", "4s")
+        finally:
+            if saved is not None and not verdict.is_file():
+                verdict.write_bytes(saved)
+        self.assertGreater(out["summary"]["guest_counted"], 0, out["summary"])
+        if "fell back" in out["accel_note"]:      # the path this test is about was taken
+            self.assertEqual(out["accel"], "tcg")
+
     def test_hotplug_under_flood_6_1(self):
         out = self.run_flood("6.1", "--flood", "mixed:max", "--hotplug", "3")
         cam = out["cameras"][0]

@@ -115,3 +115,30 @@ class Watch(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KvmFallbackRetry(unittest.TestCase):
+    """A KVM boot that stays silent is rerun under TCG with fresh devices."""
+
+    def test_on_retry_gives_the_second_boot_new_extra_args(self):
+        import tempfile
+        calls = []
+
+        def fake_boot_once(req, accel, on_output, poll, kvm_grace):
+            calls.append((accel, list(req.extra_args)))
+            outcome = "kvm-silent" if accel == "kvm" else "ok"
+            return qemu.BootResult(outcome, accel, 1.0, 0, 0, bootlog.ConsoleWatch(),
+                                   req.console, [])
+
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(qemu.paths, "sub", return_value=Path(d)), \
+                mock.patch.object(qemu, "choose_accel", return_value=("kvm", "probe ok")), \
+                mock.patch.object(qemu, "record_kvm_broken") as rec, \
+                mock.patch.object(qemu, "_boot_once", side_effect=fake_boot_once):
+            req = _req(extra_args=["-chardev", "socket,path=/old.sock"])
+            res = qemu.boot(req, on_retry=lambda: ["-chardev", "socket,path=/new.sock"])
+        self.assertEqual(calls, [("kvm", ["-chardev", "socket,path=/old.sock"]),
+                                 ("tcg", ["-chardev", "socket,path=/new.sock"])])
+        self.assertEqual(res.outcome, "ok")
+        self.assertIn("fell back to TCG", res.accel_note)
+        rec.assert_called_once()
