@@ -2158,6 +2158,67 @@ static int ppoll_ns(struct pollfd *fds, nfds_t n, uint64_t wait_ns,
 	return ppoll(fds, n, &ts, mask);
 }
 
+/* Is there an input device whose phys is the camera's "<bus_info>/button"? */
+static bool input_present(const char *bus_info)
+{
+	char want[80];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	expected_input_phys(bus_info, want, sizeof(want));
+	d = opendir("/dev/input");
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d)) != NULL) {
+		char path[64], phys[80] = "";
+		int fd;
+
+		if (strncmp(de->d_name, "event", 5) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/dev/input/%.40s", de->d_name);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (ioctl(fd, EVIOCGPHYS(sizeof(phys) - 1), phys) >= 0)
+			found = strcmp(phys, want) == 0;
+		close(fd);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * uvcvideo registers /dev/videoN (uvc_register_chains) before it sets up
+ * the status endpoint (uvc_status_init: the input device, then the URB).
+ * An open in between starts no status URB, and nothing does until the
+ * next first open: a run that opens once would see no status event at
+ * all.  So before the first open wait until each camera's input device
+ * exists, then a little more for the URB allocated right after it; a
+ * camera without one (no status endpoint, no INPUT_EVDEV) is given up on
+ * after SETTLE_MAX_S.
+ */
+#define SETTLE_MAX_S	3.0
+#define SETTLE_AFTER_MS	50
+
+static void settle_cameras(struct agent *a, const sigset_t *mask)
+{
+	uint64_t deadline = now_ns() + (uint64_t)(SETTLE_MAX_S * 1e9);
+	unsigned int i;
+
+	for (;;) {
+		bool all = true;
+
+		for (i = 0; i < a->ncam; i++)
+			if (a->cam[i].found && !input_present(a->cam[i].bus_info))
+				all = false;
+		if (all || now_ns() >= deadline || check_stop(a))
+			break;
+		ppoll_ns(NULL, 0, 20 * 1000000ULL, mask);
+	}
+	ppoll_ns(NULL, 0, SETTLE_AFTER_MS * 1000000ULL, mask);
+}
+
 /* Wait phase: find (bind) the cameras; returns true when at least one. */
 static bool wait_for_cameras(struct agent *a, const sigset_t *mask)
 {
@@ -2178,6 +2239,8 @@ static bool wait_for_cameras(struct agent *a, const sigset_t *mask)
 		now = now_ns();
 		ticker_due(&t, now, 1);
 	}
+	if (cameras_found(a) > 0)
+		settle_cameras(a, mask);
 	a->wait_done_ns = now_ns();
 	return cameras_found(a) > 0;
 }
