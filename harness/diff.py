@@ -294,6 +294,16 @@ def compare_case(case, before: Sequence[Run], after: dict[str, Sequence[Run]]) -
     return Outcome(comps, case.name)
 
 
+def example_rows(outcome: "Outcome"):
+    """(row, label of the side its example report comes from) for every row
+    of every comparison that has an example: what annotators work on."""
+    for comp in outcome.comparisons:
+        d = comp.diff
+        for row in d.rows:
+            if row.example is not None:
+                yield row, (d.before_label if row.example_side == "before" else d.after_label)
+
+
 def exit_code(matches: Optional[bool]) -> int:
     """0 when the outcome matches, 1 when it does not, 2 when there is no
     outcome (None: the harness failed before it could compare)."""

@@ -1082,20 +1082,16 @@ def annotate_layouts(outcome, artifacts_by_variant: Mapping[str, Path | str | No
     was made with) to that variant's artifacts folder.  Errors never
     propagate: a row gets a Layout whose note says what went wrong.
     """
-    for comp in outcome.comparisons:
-        d = comp.diff
-        for row in d.rows:
-            if row.example is None:
-                continue
-            label = d.before_label if row.example_side == "before" else d.after_label
-            art = artifacts_by_variant.get(label)
-            if art is None:
-                continue
-            try:
-                row.layout = report_layout(row.example, art)
-            except Exception as e:  # never lose the outcome over a view
-                facts = report_facts(row.example)
-                row.layout = Layout(facts, note=f"layout failed: {e}") if facts else None
+    from .diff import example_rows
+    for row, label in example_rows(outcome):
+        art = artifacts_by_variant.get(label)
+        if art is None:
+            continue
+        try:
+            row.layout = report_layout(row.example, art)
+        except Exception as e:  # never lose the outcome over a view
+            facts = report_facts(row.example)
+            row.layout = Layout(facts, note=f"layout failed: {e}") if facts else None
 
 
 # --------------------------------------------------------------------------

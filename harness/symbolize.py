@@ -508,14 +508,10 @@ def annotate(outcome, symbolizers: Mapping[str, Symbolizer]) -> None:
     with) to the Symbolizer of that variant's artifacts; rows whose example
     report comes from a side without one are left alone.
     """
-    for comp in outcome.comparisons:
-        d = comp.diff
-        for row in d.rows:
-            if row.example is None:
-                continue
-            label = d.before_label if row.example_side == "before" else d.after_label
-            sym = symbolizers.get(label)
-            if sym is None:
-                continue
-            row.frames = sym.symbolize_report(row.example)
-            row.location = guilty_location(row.frames, row.guilty_frame)
+    from .diff import example_rows
+    for row, label in example_rows(outcome):
+        sym = symbolizers.get(label)
+        if sym is None:
+            continue
+        row.frames = sym.symbolize_report(row.example)
+        row.location = guilty_location(row.frames, row.guilty_frame)
