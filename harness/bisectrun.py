@@ -48,8 +48,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import bisect, camera, errors, fragments, initramfs, kernel, paths, proc, series
-from . import case as case_mod
+from . import bisect, errors, fragments, initramfs, kernel, paths, proc, series
 from .errors import EnvError, HarnessError, InputError
 from .progress import Progress, fmt_duration
 
@@ -602,12 +601,9 @@ def run_step(a, build: kernel.BuildResult, version: str, matcher: bisect.Matcher
              folder: Path, note) -> tuple[str, str, list[bisect.RunOutcome]]:
     """Boot in batches until bisect.decide() gives a verdict."""
     from . import cli     # cli imports this module lazily; import it back on use
-    flood = camera.Flood.parse(a.flood)
-    duration = camera.parse_duration(a.duration)
     policy = bisect.Policy(max_runs=a.runs, batch=a.parallel, min_hits=1, max_miss=a.max_miss)
     fa = flood_namespace(a, version)
-    settings = case_mod.RunSettings(flood, duration, a.cycle_hz, a.phys_hz)
-    runner = cli.FloodRunner(fa, None, matcher, settings, folder, Progress(quiet=True),
+    runner = cli.FloodRunner(fa, None, matcher, a.settings, folder, Progress(quiet=True),
                              name_fmt="run-{n}")
     runner.builds[0] = build
     runs: list[bisect.RunOutcome] = []
@@ -707,11 +703,12 @@ def parser() -> argparse.ArgumentParser:
                    help="accepted chance that a good verdict misses a bad kernel (0.05)")
     g.add_argument("--runs", type=int, default=6, help="most runs per step (6)")
     g.add_argument("--parallel", type=int, default=2, help="runs booted at once (2)")
-    g = p.add_argument_group("flood (as `dmaharness bisect`)")
-    g.add_argument("--flood", default="control:100", help="PATTERN[:RATE] (control:100)")
-    g.add_argument("--duration", default="10s", help="flood and agent run time per boot (10s)")
-    g.add_argument("--cycle-hz", type=float, default=2.0, help="agent close/open rate (2)")
-    g.add_argument("--phys-hz", type=float, default=200.0, help="agent EVIOCGPHYS rate (200)")
+    g = p.add_argument_group("flood (as `dmaharness bisect`; default: the --case's [run] table, "
+                             "else control:100 for 10s, cycle 2/s, phys 200/s)")
+    g.add_argument("--flood", default=None, help="PATTERN[:RATE]")
+    g.add_argument("--duration", default=None, help="flood and agent run time per boot")
+    g.add_argument("--cycle-hz", type=float, default=None, help="agent close/open rate")
+    g.add_argument("--phys-hz", type=float, default=None, help="agent EVIOCGPHYS rate")
     g.add_argument("--cameras", type=int, default=1, help="fake cameras (1)")
     g.add_argument("--case", type=Path, metavar="DIR|case.toml",
                    help="take the flood settings from a case's [run] table (flags win)")
@@ -741,18 +738,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         a = p.parse_args(argv)
     except SystemExit as e:            # --help (0), or anything else argparse rejects
         raise SystemExit(0 if e.code in (0, None) else EXIT_USAGE) from None
-    if a.case:
-        from . import case as case_mod
-        rs = case_mod.load_case(a.case).run
-        given = {f.split("=")[0] for f in argv if f.startswith("--")}
-        if "--flood" not in given:
-            a.flood = f"{rs.flood.pattern}:{rs.flood.rate}"
-        if "--duration" not in given:
-            a.duration = f"{rs.duration:g}s"
-        if "--cycle-hz" not in given:
-            a.cycle_hz = rs.cycle_hz
-        if "--phys-hz" not in given:
-            a.phys_hz = rs.phys_hz
+    from . import cli     # cli imports this module lazily; import it back on use
+    a.settings = cli.run_settings(a)     # the case's [run] table, then the flags
     bad = []
     if not 0 < a.repro_chance <= 1:
         bad.append("--repro-chance must be in (0, 1]")
@@ -786,8 +773,6 @@ def main(argv: list[str] | None = None) -> int:
     code, verdict, reason, detail = EXIT_INTERNAL, "error", "", ""
     try:
         matcher = bisect.Matcher(a.signature)
-        camera.Flood.parse(a.flood)
-        camera.parse_duration(a.duration)
         co = open_checkout(a.tree or Path.cwd())
         head.append(co.short)
         payload.update({"tree": str(co.path), "commit": co.commit, "dirty": bool(co.dirty),

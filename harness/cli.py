@@ -411,7 +411,7 @@ class FloodRunner:
                 raise
 
 
-def _run_settings(a) -> case_mod.RunSettings:
+def run_settings(a) -> case_mod.RunSettings:
     """Flood settings: the case's [run] table when --case is given, then the flags."""
     rs = case_mod.load_case(a.case).run if a.case else case_mod.RunSettings(
         camera.Flood.parse("control:100"), 10.0, 2.0, 200.0)
@@ -420,12 +420,6 @@ def _run_settings(a) -> case_mod.RunSettings:
         camera.parse_duration(a.duration) if a.duration else rs.duration,
         rs.cycle_hz if a.cycle_hz is None else a.cycle_hz,
         rs.phys_hz if a.phys_hz is None else a.phys_hz)
-
-
-# frames of the reporting machinery and the DMA/USB plumbing: not where a patch is looked for
-_PLUMBING = re.compile(r"^(dump_stack|show_stack|print_report|kasan_|__kasan|check_|cl_|debug_dma|"
-                       r"dma_|usb_hcd|usb_submit_urb|xhci_|__warn|report_bug|handle_bug|"
-                       r"exc_|asm_|warn_|__dma|swiotlb|_raw_spin|mem|str)")
 
 
 def point_at_code(res: bisect.Result, user: list, matcher: bisect.Matcher,
@@ -449,7 +443,7 @@ def point_at_code(res: bisect.Result, user: list, matcher: bisect.Matcher,
             art = runner.builds.get(step.prefix)
             frames = symbolize.symbolizer(art.artifacts.dir).symbolize_report(rep) if art else []
             where = {f.function: f.where for f in frames if f.function and f.where}
-            funcs = [f for f in rep.stack if not _PLUMBING.match(f)][:4]
+            funcs = [f for f in rep.stack if not reports.is_machinery(f)][:4]
             out = {"report": rep.title, "console": str(console), "guilty_frame": rep.guilty_frame,
                    "location": symbolize.guilty_location(frames, rep.guilty_frame),
                    "frames": [], "structure": None, "patches_touching_structure": []}
@@ -501,7 +495,7 @@ def cmd_bisect(a) -> int:
     frags = tuple(fragments.resolve_fragments(a.fragment))
     good = 0 if a.good is None else a.good
     bad = len(user) if a.bad is None else a.bad
-    rs = _run_settings(a)
+    rs = run_settings(a)
     policy = bisect.Policy(max_runs=a.runs, batch=a.parallel, endpoint_runs=a.endpoint_runs,
                            min_hits=a.min_hits, max_miss=a.max_miss)
     bisect.check(len(user), good, bad, policy)      # before any folder is made

@@ -476,6 +476,12 @@ def _is_skipped(name: str) -> bool:
     return r
 
 
+def is_machinery(name: str) -> bool:
+    """Is this frame reporting machinery or DMA/USB/locking plumbing, the
+    frames a guilty frame is never picked from?"""
+    return _is_skipped(name)
+
+
 def _first_unskipped(frames: Iterable[str], extra: tuple[str, ...] = ()) -> Optional[str]:
     for f in frames:
         if _is_skipped(f):
