@@ -1264,6 +1264,23 @@ static bool phys_of_other_camera(const struct agent *a, const struct camera *c,
 	return false;
 }
 
+/* Open the next /dev/input/eventN of @d (path in @path); -1 at the end. */
+static int input_next(DIR *d, char *path, size_t len)
+{
+	struct dirent *de;
+	int fd;
+
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "event", 5) != 0)
+			continue;
+		snprintf(path, len, "/dev/input/%.40s", de->d_name);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;	/* else gone or not ours: nothing to say */
+	}
+	return -1;
+}
+
 /*
  * Find the camera's /dev/input/eventN: the one whose phys is
  * "<bus_info>/button" (uvc_input_init), else one with the camera's name and
@@ -1273,7 +1290,6 @@ static void input_find(struct agent *a, struct camera *c)
 {
 	char want[80], name_path[64] = "";
 	int name_fd = -1;
-	struct dirent *de;
 	DIR *d;
 
 	if (!c->bus_info[0])
@@ -1289,16 +1305,12 @@ static void input_find(struct agent *a, struct camera *c)
 			 "/dev/input: %s", strerror(err));
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
+	for (;;) {
 		char path[64], phys[80] = "", name[80] = "";
-		int fd;
+		int fd = input_next(d, path, sizeof(path));
 
-		if (strncmp(de->d_name, "event", 5) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/dev/input/%.40s", de->d_name);
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
-			continue;	/* gone or not ours: nothing to say */
+			break;
 		if (ioctl(fd, EVIOCGPHYS(sizeof(phys) - 1), phys) < 0)
 			phys[0] = '\0';
 		if (ioctl(fd, EVIOCGNAME(sizeof(name) - 1), name) < 0)
@@ -2161,25 +2173,18 @@ static int ppoll_ns(struct pollfd *fds, nfds_t n, uint64_t wait_ns,
 /* Is there an input device whose phys is the camera's "<bus_info>/button"? */
 static bool input_present(const char *bus_info)
 {
-	char want[80];
-	struct dirent *de;
+	char want[80], path[64];
 	bool found = false;
 	DIR *d;
+	int fd;
 
 	expected_input_phys(bus_info, want, sizeof(want));
 	d = opendir("/dev/input");
 	if (!d)
 		return false;
-	while (!found && (de = readdir(d)) != NULL) {
-		char path[64], phys[80] = "";
-		int fd;
+	while (!found && (fd = input_next(d, path, sizeof(path))) >= 0) {
+		char phys[80] = "";
 
-		if (strncmp(de->d_name, "event", 5) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/dev/input/%.40s", de->d_name);
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			continue;
 		if (ioctl(fd, EVIOCGPHYS(sizeof(phys) - 1), phys) >= 0)
 			found = strcmp(phys, want) == 0;
 		close(fd);
