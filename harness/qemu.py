@@ -130,8 +130,10 @@ def probe_kvm(folder: Path, timeout: float = 5.0) -> tuple[bool, str]:
         return False, f"KVM_CREATE_VM: {e.strerror}"
     finally:
         os.close(fd)
-    cmd = [qemu_binary(), "-accel", "kvm", "-machine", "pc", "-nodefaults", "-display", "none",
-           "-no-user-config", "-m", "16", "-bios", str(_probe_bios(folder)),
+    # the machine and CPU model of real boots: on some hosts KVM runs the
+    # default CPU but QEMU aborts setting the MSRs of `-cpu max`
+    cmd = [qemu_binary(), "-accel", "kvm", "-machine", MACHINE, "-cpu", cpu_model("kvm"),
+           "-nodefaults", "-display", "none", "-no-user-config", "-m", "16", "-bios", str(_probe_bios(folder)),
            "-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=0x04"]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -180,6 +182,13 @@ def choose_accel(requested: str, folder: Path) -> tuple[str, str]:
     return ("kvm", why) if ok else ("tcg", why)
 
 
+MACHINE = "q35"
+
+
+def cpu_model(accel: str) -> str:
+    return "max" if accel == "kvm" else "qemu64"
+
+
 BASE_APPEND = ("console=ttyS0,115200 earlyprintk=serial,ttyS0,115200 panic=-1 "
                "nokaslr printk.time=1 rdinit=/init loglevel=7 no_hash_pointers")
 
@@ -189,8 +198,8 @@ def command_line(req: BootRequest, accel: str) -> list[str]:
     cmd = [
         qemu_binary(),
         "-accel", accel,
-        "-machine", "q35",
-        "-cpu", "max" if accel == "kvm" else "qemu64",
+        "-machine", MACHINE,
+        "-cpu", cpu_model(accel),
         "-m", str(req.memory_mb),
         "-smp", str(req.smp),
         "-nodefaults", "-no-user-config",
@@ -245,8 +254,8 @@ def boot(req: BootRequest, *, on_output=None, poll: float = 0.05,
     folder = paths.sub("qemu")
     accel, why = choose_accel(req.accel, folder)
     res = _boot_once(req, accel, on_output, poll, kvm_grace=KVM_GRACE if req.accel == "auto" else None)
-    if res.outcome == "kvm-silent":
-        note = f"a kernel printed nothing in {KVM_GRACE:.0f}s under KVM"
+    note = kvm_failure(req, res)
+    if note:
         record_kvm_broken(folder, note)
         if on_retry is not None:
             req = replace(req, extra_args=list(on_retry()))
@@ -255,6 +264,24 @@ def boot(req: BootRequest, *, on_output=None, poll: float = 0.05,
     else:
         res.accel_note = why
     return res
+
+
+def kvm_failure(req: BootRequest, res: BootResult) -> str | None:
+    """Why this boot says KVM is unusable here, or None (pure).
+
+    Under --accel auto: a kernel that printed nothing in KVM_GRACE seconds,
+    or a QEMU that died under KVM before the guest printed anything (seen:
+    QEMU's assertion in kvm_buf_set_msrs on a host whose KVM refuses an
+    MSR of `-cpu max`)."""
+    if req.accel != "auto" or res.accel != "kvm":
+        return None
+    if res.outcome == "kvm-silent":
+        return f"a kernel printed nothing in {KVM_GRACE:.0f}s under KVM"
+    if res.outcome == "qemu-error" and res.watch.lines == 0:
+        tail = (res.stderr or "").strip().splitlines()
+        return f"QEMU exited {res.qemu_exit} under KVM before the guest printed anything" + \
+            (f" ({tail[-1][:200]})" if tail else "")
+    return None
 
 
 def _boot_once(req: BootRequest, accel: str, on_output, poll: float,

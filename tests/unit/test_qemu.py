@@ -6,8 +6,8 @@ from harness import bootlog, qemu
 
 
 def _req(**kw):
-    return qemu.BootRequest(kernel=Path("/k/bzImage"), initrd=Path("/r/initrd.cpio"),
-                            console=Path("/r/console.log"), **kw)
+    kw.setdefault("console", Path("/r/console.log"))
+    return qemu.BootRequest(kernel=Path("/k/bzImage"), initrd=Path("/r/initrd.cpio"), **kw)
 
 
 class CommandLine(unittest.TestCase):
@@ -113,10 +113,6 @@ class Watch(unittest.TestCase):
         self.assertEqual(w.tail(2), ["line 99", "BUG: kernel NULL pointer dereference, address: 0"])
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class KvmFallbackRetry(unittest.TestCase):
     """A KVM boot that stays silent is rerun under TCG with fresh devices."""
 
@@ -135,10 +131,84 @@ class KvmFallbackRetry(unittest.TestCase):
                 mock.patch.object(qemu, "choose_accel", return_value=("kvm", "probe ok")), \
                 mock.patch.object(qemu, "record_kvm_broken") as rec, \
                 mock.patch.object(qemu, "_boot_once", side_effect=fake_boot_once):
-            req = _req(extra_args=["-chardev", "socket,path=/old.sock"])
+            req = _req(extra_args=["-chardev", "socket,path=/old.sock"], console=Path(d) / "console.log")
             res = qemu.boot(req, on_retry=lambda: ["-chardev", "socket,path=/new.sock"])
         self.assertEqual(calls, [("kvm", ["-chardev", "socket,path=/old.sock"]),
                                  ("tcg", ["-chardev", "socket,path=/new.sock"])])
         self.assertEqual(res.outcome, "ok")
         self.assertIn("fell back to TCG", res.accel_note)
         rec.assert_called_once()
+
+
+class KvmFailure(unittest.TestCase):
+    """Which first boots say KVM is unusable here (then the boot reruns under TCG)."""
+
+    def res(self, outcome, accel="kvm", console="", stderr=""):
+        return qemu.BootResult(outcome, accel, 1.0, 134 if outcome == "qemu-error" else 0, None,
+                               bootlog.scan(console), Path("/r/console.log"), [], stderr)
+
+    ABORT = ("qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69\n"
+             "qemu-system-x86_64: ../../target/i386/kvm/kvm.c:3183: kvm_buf_set_msrs: "
+             "Assertion `ret == cpu->kvm_msr_buf->nmsrs' failed.\n")
+
+    def test_qemu_dying_under_kvm_before_any_output(self):
+        why = qemu.kvm_failure(_req(), self.res("qemu-error", stderr=self.ABORT))
+        self.assertIn("under KVM before the guest printed anything", why)
+        self.assertIn("kvm_buf_set_msrs", why)
+
+    def test_silent_kernel_under_kvm(self):
+        self.assertIn("printed nothing", qemu.kvm_failure(_req(), self.res("kvm-silent")))
+
+    def test_not_a_kvm_failure(self):
+        # QEMU dying under TCG, or after the kernel printed, is the kernel's or QEMU's own error
+        self.assertIsNone(qemu.kvm_failure(_req(), self.res("qemu-error", accel="tcg", stderr=self.ABORT)))
+        self.assertIsNone(qemu.kvm_failure(_req(), self.res("qemu-error", console="Linux version 6.1\n")))
+        self.assertIsNone(qemu.kvm_failure(_req(), self.res("panic", console="Kernel panic - not syncing\n")))
+        # --accel kvm asked for KVM: no silent fallback
+        self.assertIsNone(qemu.kvm_failure(_req(accel="kvm"), self.res("qemu-error", stderr=self.ABORT)))
+
+    def test_abort_under_kvm_falls_back_to_tcg(self):
+        import tempfile
+        accels = []
+
+        def fake_boot_once(req, accel, on_output, poll, kvm_grace):
+            accels.append(accel)
+            if accel == "kvm":
+                return self.res("qemu-error", stderr=self.ABORT)
+            return qemu.BootResult("ok", accel, 1.0, 0, 0, bootlog.ConsoleWatch(), req.console, [])
+
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(qemu.paths, "sub", return_value=Path(d)), \
+                mock.patch.object(qemu, "choose_accel", return_value=("kvm", "probe ok")), \
+                mock.patch.object(qemu, "_boot_once", side_effect=fake_boot_once):
+            res = qemu.boot(_req(console=Path(d) / "console.log"))
+            verdict = (Path(d) / "kvm-verdict.json").read_text()
+        self.assertEqual(accels, ["kvm", "tcg"])
+        self.assertEqual(res.outcome, "ok")
+        self.assertIn("kvm_buf_set_msrs", verdict)
+
+    def test_probe_uses_the_machine_and_cpu_of_real_boots(self):
+        import subprocess
+        import tempfile
+        seen = []
+
+        def fake_run(cmd, **kw):
+            seen.append(cmd)
+            return subprocess.CompletedProcess(cmd, 134, "", self.ABORT)
+
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(qemu.os, "open", return_value=99), \
+                mock.patch.object(qemu.os, "close"), \
+                mock.patch.object(qemu.fcntl, "ioctl", side_effect=[12, 100]), \
+                mock.patch.object(qemu, "qemu_binary", return_value="qemu-system-x86_64"), \
+                mock.patch.object(qemu.subprocess, "run", side_effect=fake_run):
+            ok, why = qemu.probe_kvm(Path(d))
+        self.assertFalse(ok)
+        self.assertIn("kvm_buf_set_msrs", why)
+        real = qemu.command_line(_req(), "kvm")
+        for opt in ("-machine", "-cpu"):
+            self.assertEqual(seen[0][seen[0].index(opt) + 1], real[real.index(opt) + 1], opt)
+
+
+if __name__ == "__main__":
+    unittest.main()
