@@ -355,6 +355,7 @@ struct options {
 	double wait_s;
 	double cycle_hz;
 	double phys_hz;
+	double batch_s;
 	unsigned int cameras;
 	unsigned int ndevices;
 	const char *devices[MAX_CAMERAS];
@@ -384,6 +385,13 @@ static const char usage_text[] =
 "                      re-subscribing after each open (default 0: never)\n"
 "  --phys-hz HZ        EVIOCGPHYS reads of each input device per second\n"
 "                      (default 0: never)\n"
+"  --batch SECONDS     after a wake-up that found events, wait this long before\n"
+"                      polling again, then read everything queued (default 0:\n"
+"                      wake for every event).  Fewer wake-ups leave the guest's\n"
+"                      CPU to the driver; V4L2 events are still all counted\n"
+"                      (sequence numbers), key events as long as the input\n"
+"                      device's buffer (64 events) does not overflow\n"
+"                      (syn_dropped counts that); at most 1 s, e.g. 2ms\n"
 "  --cameras N         wait for and drive N uvcvideo cameras (1..8, default 1)\n"
 "  --device PATH       use this video node instead of scanning /dev/video*;\n"
 "                      repeat for several cameras (sets --cameras)\n"
@@ -540,7 +548,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 		if (strcmp(name, "--duration") && strcmp(name, "--wait") &&
 		    strcmp(name, "--cycle-hz") && strcmp(name, "--phys-hz") &&
 		    strcmp(name, "--cameras") && strcmp(name, "--device") &&
-		    strcmp(name, "--output")) {
+		    strcmp(name, "--output") && strcmp(name, "--batch")) {
 			snprintf(err, errlen, "unknown option '%s' (see --help)",
 				 name);
 			return -1;
@@ -565,6 +573,13 @@ static int parse_args(int argc, char **argv, struct options *o,
 				snprintf(err, errlen,
 					 "--wait: '%s' is not a duration between 0 and %.0f seconds",
 					 val, MAX_DURATION_S);
+				return -1;
+			}
+		} else if (strcmp(name, "--batch") == 0) {
+			if (parse_seconds(val, 1.0, &o->batch_s)) {
+				snprintf(err, errlen,
+					 "--batch: '%s' is not a time between 0 and 1 second (e.g. 2ms)",
+					 val);
 				return -1;
 			}
 		} else if (strcmp(name, "--cycle-hz") == 0 ||
@@ -984,6 +999,8 @@ struct agent {
 	struct series series;
 	struct ticker cycle, phys, rescan, input_rescan, live;
 	uint64_t wakeups;	/* main-loop ppoll() returns */
+	uint64_t naps;		/* --batch waits before polling */
+	uint64_t next_poll_ns;	/* with --batch: no poll before this */
 	char last_scan_note[160];	/* why the last scan found nothing */
 	const char *stopped_by;
 	char stop_signal[16];
@@ -1772,7 +1789,7 @@ MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
  *   stopped_by         "duration" | "signal:SIGTERM|SIGINT|SIGHUP" |
  *                      "wait-timeout" | "usage" | "error"
  *   options            the effective options (duration_s, wait_s, cycle_hz,
- *                      phys_hz, cameras, devices[], initial, series)
+ *                      phys_hz, batch_s, cameras, devices[], initial, series)
  *   wait_elapsed_s     time from start until the cameras were found
  *   run_elapsed_s      time from the end of the wait to the result
  *   agent_start_s, run_start_s: CLOCK_MONOTONIC seconds (the clock of
@@ -1786,7 +1803,8 @@ MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
  *   scheduling         cycle_ticks(_skipped), phys_ticks(_skipped): ticks
  *                      of the rate schedulers and ticks given up because
  *                      the agent was late (achieved rate = ticks / run time);
- *                      wakeups (main-loop ppoll returns), cpu_user_s and
+ *                      wakeups (main-loop ppoll returns), naps (--batch
+ *                      waits before a poll), cpu_user_s and
  *                      cpu_sys_s (the agent's own CPU time, getrusage)
  *   cameras[]          per camera:
  *     index, video_device, bus_info, card, found, present_at_end,
@@ -1944,6 +1962,7 @@ static void json_build(struct jw *w, const struct agent *a, int exit_code,
 	jw_dbl(w, "wait_s", o->wait_s, 3);
 	jw_dbl(w, "cycle_hz", o->cycle_hz, 3);
 	jw_dbl(w, "phys_hz", o->phys_hz, 3);
+	jw_dbl(w, "batch_s", o->batch_s, 4);
 	jw_u64(w, "cameras", o->cameras);
 	jw_arr(w, "devices");
 	for (i = 0; i < o->ndevices; i++)
@@ -1988,6 +2007,7 @@ static void json_build(struct jw *w, const struct agent *a, int exit_code,
 	jw_u64(w, "phys_ticks", a->phys.fired);
 	jw_u64(w, "phys_ticks_skipped", a->phys.skipped);
 	jw_u64(w, "wakeups", a->wakeups);
+	jw_u64(w, "naps", a->naps);
 	{
 		struct rusage ru;
 
@@ -2326,6 +2346,13 @@ static void run_loop(struct agent *a, const sigset_t *mask)
 				n++;
 			}
 		}
+		if (now < a->next_poll_ns) {
+			/* --batch: let events queue up, then read them at once */
+			ppoll_ns(NULL, 0, min_u64(a->next_poll_ns, a->run_end_ns) - now,
+				 mask);
+			a->naps++;
+			continue;
+		}
 		wait = a->run_end_ns - now;
 		wait = min_u64(wait, ticker_wait_ns(&a->cycle, now));
 		wait = min_u64(wait, ticker_wait_ns(&a->phys, now));
@@ -2344,6 +2371,8 @@ static void run_loop(struct agent *a, const sigset_t *mask)
 			break;
 		}
 		now = now_ns();
+		if (pr > 0 && a->opt.batch_s > 0)
+			a->next_poll_ns = now + (uint64_t)(a->opt.batch_s * 1e9);
 
 		for (i = 0; pr > 0 && i < n; i++) {
 			struct camera *c = map[i].cam;

@@ -472,6 +472,8 @@ static void test_args_values(struct tctx *t)
 	CHECK(t, near(o.duration_s, 120.0));
 	CHECK(t, parse(&o, err, sizeof(err), "--duration", "0", NULL) == 0);
 	CHECK(t, near(o.duration_s, 0.0));
+	CHECK(t, parse(&o, err, sizeof(err), "--batch", "2ms", NULL) == 0);
+	CHECK(t, near(o.batch_s, 0.002));
 	CHECK(t, parse(&o, err, sizeof(err), "--phys-hz", "10/s", NULL) == 0);
 	CHECK(t, near(o.phys_hz, 10.0));
 	CHECK(t, parse(&o, err, sizeof(err), "--help", "--bogus", NULL) == 0);
@@ -493,6 +495,8 @@ static void test_args_errors(struct tctx *t)
 		{ "--cycle-hz", "-1", NULL },
 		{ "--cycle-hz", "2000000", NULL },
 		{ "--phys-hz", "fast", NULL },
+		{ "--batch", "2", NULL },		/* over 1 s */
+		{ "--batch", "-1ms", NULL },
 		{ "--cameras", "0", NULL },
 		{ "--cameras", "9", NULL },
 		{ "--cameras", "-1", NULL },
@@ -891,6 +895,7 @@ static void check_documented_fields(struct tctx *t, const char *j)
 		"input_found", "input_disconnects", "errors_unrecorded",
 		"interval_s", "truncated", "input_error", "controls_untracked",
 		"agent_start_s", "run_start_s", "wakeups", "cpu_user_s", "cpu_sys_s",
+		"batch_s", "naps",
 	};
 	char v[64];
 	size_t i;
@@ -995,6 +1000,51 @@ static void test_sim_basic(struct tctx *t)
 	}
 	jw_free(&w);
 	sim_free(a);
+}
+
+/*
+ * --batch: the same flood read in batches.  Every event is still counted
+ * (the model's truth), with far fewer wake-ups than one per event.
+ */
+static uint64_t sim_batch_wakeups(struct tctx *t, double batch_s,
+				  uint64_t *naps)
+{
+	struct agent *a;
+	struct sim_cam *sc;
+	uint64_t wakeups;
+
+	sim_reset();
+	sc = sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+	a = sim_agent();
+	if (!a) {
+		t->checks_failed++;
+		return 0;
+	}
+	a->opt.duration_s = 2.0;
+	a->opt.wait_s = 1.0;
+	a->opt.batch_s = batch_s;
+	CHECK(t, sim_run(a));
+	check_truth(t, &a->cam[0], sc);
+	CHECK(t, a->cam[0].seq.emitted >= 1900);
+	CHECK(t, a->cam[0].key_press >= 490);
+	CHECK_STR(t, a->stopped_by, "duration");
+	CHECK(t, sim_open_handles() == 0);
+	wakeups = a->wakeups;
+	*naps = a->naps;
+	sim_free(a);
+	return wakeups;
+}
+
+static void test_sim_batch(struct tctx *t)
+{
+	uint64_t naps0, naps;
+	uint64_t every = sim_batch_wakeups(t, 0.0, &naps0);
+	uint64_t batched = sim_batch_wakeups(t, 0.010, &naps);
+
+	CHECK(t, naps0 == 0);
+	CHECK(t, every >= 1000);		/* one per status interrupt */
+	CHECK(t, batched >= 150 && batched <= 210);	/* one per 10 ms */
+	CHECK(t, naps >= 150 && naps <= 210);
 }
 
 static void test_sim_cycles(struct tctx *t)
@@ -1694,6 +1744,7 @@ static const struct test tests[] = {
 	{ "ctrltab", test_ctrltab, false },
 	{ "input_phys", test_input_phys, false },
 	{ "sim_basic", test_sim_basic, false },
+	{ "sim_batch", test_sim_batch, false },
 	{ "sim_cycles", test_sim_cycles, false },
 	{ "sim_hotplug", test_sim_hotplug, false },
 	{ "sim_phys_mismatch", test_sim_phys_mismatch, false },
