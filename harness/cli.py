@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import resource
 import shutil
 import signal
@@ -121,10 +122,15 @@ def _kunit_append(res, command: str) -> str:
 def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", data_log=None,
           on_retry=None):
     append = (_kunit_append(res, a.command) + append + " " + a.append).strip()
+    user_opts = list(getattr(a, "qemu_opts", None) or [])
+    extra_args = list(extra_args) + user_opts
+    if on_retry is not None:
+        retry = on_retry
+        on_retry = lambda: list(retry()) + user_opts      # noqa: E731
     req = qemu.BootRequest(kernel=res.artifacts.bzimage, initrd=initrd,
                            console=run_dir / "console.log", append=append, memory_mb=a.memory,
                            smp=a.smp, accel=a.accel, timeout=timeout, silence=a.silence,
-                           extra_args=list(extra_args), data_log=data_log)
+                           extra_args=extra_args, data_log=data_log)
     prog.note(f"[{a.command} {a.kernel}] console: {req.console}")
     out = (lambda t: sys.stderr.write(t)) if a.console else None
     try:
@@ -551,6 +557,13 @@ def cmd_bisect(a) -> int:
     return errors.EXIT_OK if res.found else errors.EXIT_VERDICT
 
 
+def _shell_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"cannot split {text!r}: {e}") from None
+
+
 def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str, smp: int = 2):
     g = p.add_argument_group("boot")
     g.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
@@ -561,6 +574,9 @@ def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str,
     g.add_argument("--memory", type=int, default=1024, help="guest memory in MiB (1024)")
     g.add_argument("--smp", type=int, default=smp, help=f"guest CPUs ({smp})")
     g.add_argument("--append", default="", help="extra kernel command line")
+    g.add_argument("--qemu-opts", type=_shell_words, default=[], metavar="OPTS",
+                   help="more QEMU options, split like a shell would (e.g. "
+                        "'-icount shift=0,sleep=off' to make the guest clock count instructions)")
     g.add_argument("--console", action="store_true", help="copy the console to stderr live")
     g.add_argument("--run-dir", help="folder for the console log and results "
                                      "(default: a new folder under <cache>/runs)")
