@@ -1,0 +1,58 @@
+"""Every kernel patch of the project is clean under the tree's own
+scripts/checkpatch.pl --strict (issue: detector and seed-case patches must be).
+
+Runs the checkpatch.pl of the unpacked linux-source of each version (the
+harness unpacks it if the cache folder does not have it yet), from a folder
+outside any git checkout, as a maintainer would run it on a mail."""
+
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness import kernel
+from harness.progress import Progress
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def checkpatch(tree: Path, patch: Path, cwd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["perl", str(tree / "scripts" / "checkpatch.pl"), "--strict", "--no-tree",
+                           "--no-summary", "--terse", str(patch)],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def with_trailing_space(text: str) -> str:
+    """The patch with trailing whitespace on its first added line of code."""
+    lines = text.split("\n")
+    hunk = next(i for i, line in enumerate(lines) if line.startswith("@@"))
+    add = next(i for i in range(hunk, len(lines)) if lines[i].startswith("+") and lines[i].strip("+ \t"))
+    lines[add] += " "
+    return "\n".join(lines)
+
+
+class Checkpatch(unittest.TestCase):
+    def check_version(self, version: str):
+        tree = kernel.pristine_tree(kernel.find_source(version), Progress(quiet=True))
+        patches = sorted((ROOT / "patches" / version).rglob("*.patch"))
+        self.assertGreaterEqual(len(patches), 8, "detector (4) and seed case (4) patches expected")
+        with tempfile.TemporaryDirectory() as d:
+            # the checker can fail: a patch with a style error is reported
+            bad = Path(d) / "bad.patch"
+            bad.write_text(with_trailing_space(patches[0].read_text()))
+            r = checkpatch(tree, bad, d)
+            self.assertNotEqual(r.returncode, 0, "checkpatch accepted a patch with a space before a tab")
+            for p in patches:
+                with self.subTest(patch=str(p.relative_to(ROOT))):
+                    r = checkpatch(tree, p, d)
+                    self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))
+
+    def test_patches_6_1(self):
+        self.check_version("6.1")
+
+    def test_patches_6_12(self):
+        self.check_version("6.12")
+
+
+if __name__ == "__main__":
+    unittest.main()
