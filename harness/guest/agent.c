@@ -1000,6 +1000,9 @@ struct agent {
 	struct ticker cycle, phys, rescan, input_rescan, live;
 	uint64_t wakeups;	/* main-loop ppoll() returns */
 	uint64_t naps;		/* --batch waits before polling */
+	/* guest-wide non-idle CPU ticks (/proc/stat) at the run's start, end */
+	uint64_t busy_start, busy_end;
+	bool busy_known;
 	uint64_t next_poll_ns;	/* with --batch: no poll before this */
 	char last_scan_note[160];	/* why the last scan found nothing */
 	const char *stopped_by;
@@ -1804,7 +1807,9 @@ MAIN_ONLY static int setup_signals(sigset_t *wait_mask)
  *                      of the rate schedulers and ticks given up because
  *                      the agent was late (achieved rate = ticks / run time);
  *                      wakeups (main-loop ppoll returns), naps (--batch
- *                      waits before a poll), cpu_user_s and
+ *                      waits before a poll), guest_cpu_busy_s (non-idle
+ *                      CPU seconds of the whole guest during the run,
+ *                      from /proc/stat; null if unreadable), cpu_user_s and
  *                      cpu_sys_s (the agent's own CPU time, getrusage)
  *   cameras[]          per camera:
  *     index, video_device, bus_info, card, found, present_at_end,
@@ -2008,6 +2013,11 @@ static void json_build(struct jw *w, const struct agent *a, int exit_code,
 	jw_u64(w, "phys_ticks_skipped", a->phys.skipped);
 	jw_u64(w, "wakeups", a->wakeups);
 	jw_u64(w, "naps", a->naps);
+	if (a->busy_known && a->busy_end >= a->busy_start)
+		jw_dbl(w, "guest_cpu_busy_s", (double)(a->busy_end - a->busy_start) /
+		       (double)sysconf(_SC_CLK_TCK), 2);
+	else
+		jw_null(w, "guest_cpu_busy_s");
 	{
 		struct rusage ru;
 
@@ -2275,6 +2285,30 @@ struct pollmap {
 	bool input;
 };
 
+/*
+ * Non-idle CPU time of the whole guest so far, in USER_HZ ticks: user,
+ * nice, system, irq, softirq and steal of /proc/stat's "cpu" line.  Over
+ * the run it says how much guest CPU the flood took, whatever the clock
+ * does while the guest idles (e.g. QEMU's -icount, where it jumps ahead).
+ */
+static bool cpu_busy_ticks(const char *path, uint64_t *ticks)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen(path, "r");
+	int n;
+
+	if (!f)
+		return false;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 7)
+		return false;
+	/* user nice system [idle iowait] irq softirq steal */
+	*ticks = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+	return true;
+}
+
 static void run_loop(struct agent *a, const sigset_t *mask)
 {
 	struct pollfd fds[2 * MAX_CAMERAS];
@@ -2286,6 +2320,7 @@ static void run_loop(struct agent *a, const sigset_t *mask)
 	now = now_ns();
 	a->run_start_ns = now;
 	a->run_end_ns = now + (uint64_t)(a->opt.duration_s * 1e9);
+	a->busy_known = cpu_busy_ticks("/proc/stat", &a->busy_start);
 	series_init(&a->series, now);
 	series_at(&a->series, now);	/* series has at least one bucket */
 	ticker_init(&a->cycle, a->opt.cycle_hz, now);
@@ -2424,6 +2459,8 @@ static void run_loop(struct agent *a, const sigset_t *mask)
 	}
 
 	now = now_ns();
+	a->busy_known = a->busy_known &&
+			cpu_busy_ticks("/proc/stat", &a->busy_end);
 	for (i = 0; i < a->ncam; i++) {
 		struct camera *c = &a->cam[i];
 

@@ -639,6 +639,31 @@ static void test_seq_wrap_and_sessions(struct tctx *t)
  * Ticker
  */
 
+static void test_cpu_busy(struct tctx *t)
+{
+	char path[] = "/tmp/agent-stat-XXXXXX";
+	int fd = mkstemp(path);
+	uint64_t ticks = 0;
+	FILE *f;
+
+	CHECK(t, fd >= 0);
+	if (fd < 0)
+		return;
+	f = fdopen(fd, "w");
+	/* user nice system idle iowait irq softirq steal guest guest_nice */
+	fputs("cpu  100 2 30 5000 7 4 5 1 0 0\ncpu0 100 2 30 5000 7 4 5 1 0 0\n", f);
+	fclose(f);
+	CHECK(t, cpu_busy_ticks(path, &ticks));
+	CHECK(t, ticks == 100 + 2 + 30 + 4 + 5 + 1);	/* not idle, iowait */
+
+	f = fopen(path, "w");
+	fputs("intr 12 34\n", f);
+	fclose(f);
+	CHECK(t, !cpu_busy_ticks(path, &ticks));
+	unlink(path);
+	CHECK(t, !cpu_busy_ticks(path, &ticks));
+}
+
 static void test_ticker_off(struct tctx *t)
 {
 	struct ticker k;
@@ -895,7 +920,7 @@ static void check_documented_fields(struct tctx *t, const char *j)
 		"input_found", "input_disconnects", "errors_unrecorded",
 		"interval_s", "truncated", "input_error", "controls_untracked",
 		"agent_start_s", "run_start_s", "wakeups", "cpu_user_s", "cpu_sys_s",
-		"batch_s", "naps",
+		"batch_s", "naps", "guest_cpu_busy_s",
 	};
 	char v[64];
 	size_t i;
@@ -1745,6 +1770,7 @@ static const struct test tests[] = {
 	{ "input_phys", test_input_phys, false },
 	{ "sim_basic", test_sim_basic, false },
 	{ "sim_batch", test_sim_batch, false },
+	{ "cpu_busy", test_cpu_busy, false },
 	{ "sim_cycles", test_sim_cycles, false },
 	{ "sim_hotplug", test_sim_hotplug, false },
 	{ "sim_phys_mismatch", test_sim_phys_mismatch, false },
