@@ -23,6 +23,8 @@ FACTS = {
     "init": re.compile(r"DMAHARNESS-INIT kernel="),
     "dma_all_errors": re.compile(r"DMAHARNESS-INIT dma-api all_errors=1"),
 }
+# The init's last word on DMA-API debugging: every occurrence it counted
+COUNTERS = re.compile(r"DMAHARNESS-INIT dma-api counters((?: [a-z_]+=\d+)*)\s*$")
 
 
 @dataclass
@@ -33,6 +35,7 @@ class ConsoleWatch:
     panic_line: str = ""
     oops_lines: list[str] = field(default_factory=list)
     facts: dict[str, bool] = field(default_factory=lambda: {k: False for k in FACTS})
+    dma_api_counters: dict[str, int] | None = None     # None: the init did not print them
     last_output: float = 0.0
     lines: int = 0
     _partial: str = ""
@@ -64,6 +67,10 @@ class ConsoleWatch:
             if m and self.end_status is None:
                 self.end_status = int(m.group(1))
                 self.end_line = line[m.start():]
+            m = COUNTERS.search(line)
+            if m:
+                self.dma_api_counters = {k: int(v) for k, v in
+                                         (kv.split("=") for kv in m.group(1).split())}
         if PANIC in line and not self.panic_line:
             self.panic_line = line[line.index(PANIC):]
         for mark in OOPS_MARKERS:

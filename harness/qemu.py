@@ -83,6 +83,7 @@ class BootResult:
             "guest_status": self.guest_status,
             "console": str(self.console),
             "facts": self.watch.facts,
+            "dma_api_counters": self.watch.dma_api_counters,
             "oops_lines": self.watch.oops_lines[:20],
             "end_line": self.watch.end_line,
             "qemu_command": self.command,

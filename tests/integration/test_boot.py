@@ -40,6 +40,12 @@ class BootVersions(unittest.TestCase):
             self.assertTrue(facts[fact], f"{version}: the console does not show {fact}")
         console = Path(out["console"]).read_text(errors="replace")
         self.assertIn("DMAHARNESS-END status=0 modules=1/1", console)
+        # every occurrence DMA-API debugging and the detector counted
+        counters = out["dma_api_counters"]
+        self.assertIsNotNone(counters, f"{version}: no counters line from the init")
+        self.assertEqual(counters.get("error_count"), 0, counters)
+        self.assertGreaterEqual(counters.get("cacheline_sharing_count", -1),
+                                counters.get("cacheline_report_count", 0), counters)
         config = (Path(out["build"]["artifacts"]) / "config").read_text()
         for opt in ("CONFIG_KASAN=y", "CONFIG_KASAN_INLINE=y", "CONFIG_DMA_API_DEBUG=y",
                     "CONFIG_USB_XHCI_PCI=y", "CONFIG_USB_VIDEO_CLASS=m"):

@@ -113,6 +113,28 @@ class Watch(unittest.TestCase):
         self.assertEqual(w.tail(2), ["line 99", "BUG: kernel NULL pointer dereference, address: 0"])
 
 
+class DmaApiCounters(unittest.TestCase):
+    """The init's counters line becomes a dict in the watch and the boot's JSON."""
+
+    def test_counters_line(self):
+        w = bootlog.scan("[    3.1] something\n"
+                         "DMAHARNESS-INIT dma-api counters cacheline_report_count=10 "
+                         "cacheline_sharing_count=70 error_count=0 dma_owned_dropped=0\r\n"
+                         "DMAHARNESS-END status=0 modules=1/1 workload=agent\n")
+        self.assertEqual(w.dma_api_counters, {"cacheline_report_count": 10, "cacheline_sharing_count": 70,
+                                              "error_count": 0, "dma_owned_dropped": 0})
+        res = qemu.BootResult("ok", "tcg", 1.0, 1, 0, w, Path("/r/console.log"), [])
+        self.assertEqual(res.to_json()["dma_api_counters"]["cacheline_sharing_count"], 70)
+
+    def test_absent_or_mangled(self):
+        self.assertIsNone(bootlog.scan("DMAHARNESS-END status=0 modules=0/0 workload=none\n").dma_api_counters)
+        # interleaved kernel output in the middle of the line: not taken half-read
+        w = bootlog.scan("DMAHARNESS-INIT dma-api counters error_count=0 [ 5.0] usb 1-1: x\n")
+        self.assertIsNone(w.dma_api_counters)
+        # no counters at all (no DMA-API debugging files): an empty dict
+        self.assertEqual(bootlog.scan("DMAHARNESS-INIT dma-api counters\n").dma_api_counters, {})
+
+
 class KvmFallbackRetry(unittest.TestCase):
     """A KVM boot that stays silent is rerun under TCG with fresh devices."""
 
