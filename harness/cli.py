@@ -8,8 +8,8 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import resource
+import shlex
 import shutil
 import signal
 import sys
@@ -122,15 +122,11 @@ def _kunit_append(res, command: str) -> str:
 def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", data_log=None,
           on_retry=None):
     append = (_kunit_append(res, a.command) + append + " " + a.append).strip()
-    user_opts = list(getattr(a, "qemu_opts", None) or [])
-    extra_args = list(extra_args) + user_opts
-    if on_retry is not None:
-        retry = on_retry
-        on_retry = lambda: list(retry()) + user_opts      # noqa: E731
     req = qemu.BootRequest(kernel=res.artifacts.bzimage, initrd=initrd,
                            console=run_dir / "console.log", append=append, memory_mb=a.memory,
                            smp=a.smp, accel=a.accel, timeout=timeout, silence=a.silence,
-                           extra_args=extra_args, data_log=data_log)
+                           extra_args=list(extra_args), data_log=data_log,
+                           qemu_opts=list(getattr(a, "qemu_opts", None) or []))
     prog.note(f"[{a.command} {a.kernel}] console: {req.console}")
     out = (lambda t: sys.stderr.write(t)) if a.console else None
     try:

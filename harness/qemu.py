@@ -39,6 +39,7 @@ class BootRequest:
     timeout: float = 300.0            # wall clock, whole boot
     silence: float = 60.0             # no console output for this long = hung
     extra_args: list[str] = field(default_factory=list)   # devices (usb-redir ...)
+    qemu_opts: list[str] = field(default_factory=list)    # the user's own (--qemu-opts), last
     data_log: Path | None = None      # the guest's ttyS1 (results away from printk)
 
 
@@ -134,7 +135,8 @@ def probe_kvm(folder: Path, timeout: float = 5.0) -> tuple[bool, str]:
     # the machine and CPU model of real boots: on some hosts KVM runs the
     # default CPU but QEMU aborts setting the MSRs of `-cpu max`
     cmd = [qemu_binary(), "-accel", "kvm", "-machine", MACHINE, "-cpu", cpu_model("kvm"),
-           "-nodefaults", "-display", "none", "-no-user-config", "-m", "16", "-bios", str(_probe_bios(folder)),
+           "-nodefaults", "-display", "none", "-no-user-config", "-m", "16",
+           "-bios", str(_probe_bios(folder)),
            "-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=0x04"]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -216,7 +218,7 @@ def command_line(req: BootRequest, accel: str) -> list[str]:
         "-initrd", str(req.initrd),
         "-append", (BASE_APPEND + " " + req.append).strip(),
     ]
-    return cmd + list(req.extra_args)
+    return cmd + list(req.extra_args) + list(req.qemu_opts)
 
 
 def classify(watch: ConsoleWatch, qemu_exit: int | None, stopped_for: str | None) -> tuple[str, int | None]:

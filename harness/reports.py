@@ -467,7 +467,9 @@ _DMA_EXTRA_PREFIXES = (
 _skip_cache: dict[str, bool] = {}
 
 
-def _is_skipped(name: str) -> bool:
+def is_machinery(name: str) -> bool:
+    """Is this frame reporting machinery or DMA/USB/locking plumbing, the
+    frames a guilty frame is never picked from?"""
     r = _skip_cache.get(name)
     if r is None:
         r = name in _SKIP_EXACT or name.startswith(_SKIP_PREFIXES)
@@ -476,15 +478,9 @@ def _is_skipped(name: str) -> bool:
     return r
 
 
-def is_machinery(name: str) -> bool:
-    """Is this frame reporting machinery or DMA/USB/locking plumbing, the
-    frames a guilty frame is never picked from?"""
-    return _is_skipped(name)
-
-
 def _first_unskipped(frames: Iterable[str], extra: tuple[str, ...] = ()) -> Optional[str]:
     for f in frames:
-        if _is_skipped(f):
+        if is_machinery(f):
             continue
         if extra and f.startswith(extra):
             continue
@@ -511,7 +507,7 @@ def _hung_frame(frames: list[str]) -> Optional[str]:
             if anchor in f:
                 return name
     for f in frames:
-        if _is_skipped(f) or any(s in f for s in _HUNG_SUBSTRINGS):
+        if is_machinery(f) or any(s in f for s in _HUNG_SUBSTRINGS):
             continue
         return f
     return None
@@ -532,7 +528,7 @@ def _stall_frame(frames: list[str]) -> Optional[str]:
     for f in frames:
         if f in _STALL_ANCHORS:
             break
-        if _is_skipped(f) or f.startswith(("rcu_", "__rcu_", "watchdog")):
+        if is_machinery(f) or f.startswith(("rcu_", "__rcu_", "watchdog")):
             continue
         return f
     return None

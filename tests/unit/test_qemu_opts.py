@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
 
-from harness import cli, qemu
+from harness import bootlog, cli, qemu
 
 
 class QemuOpts(unittest.TestCase):
@@ -25,12 +25,13 @@ class QemuOpts(unittest.TestCase):
         self.assertIn("--qemu-opts", err.getvalue())
 
     def test_given_to_qemu_and_to_the_tcg_rerun(self):
-        seen = {}
+        """The first (KVM) boot and its TCG rerun with fresh devices both get them, last."""
+        commands = []
 
-        def fake_boot(req, on_output=None, on_retry=None):
-            seen["extra"] = list(req.extra_args)
-            seen["retry"] = list(on_retry())
-            return "result"
+        def fake_boot_once(req, accel, on_output, poll, kvm_grace):
+            commands.append(qemu.command_line(req, accel))
+            outcome = "kvm-silent" if accel == "kvm" else "ok"
+            return qemu.BootResult(outcome, accel, 1.0, 0, 0, bootlog.ConsoleWatch(), req.console, [])
 
         with tempfile.TemporaryDirectory() as d:
             run_dir = Path(d)
@@ -38,13 +39,17 @@ class QemuOpts(unittest.TestCase):
                                 console=False, qemu_opts=["-icount", "shift=0"])
             res = SimpleNamespace(artifacts=SimpleNamespace(config=run_dir / "no-config",
                                                             bzimage=run_dir / "bzImage"))
-            with mock.patch.object(qemu, "boot", side_effect=fake_boot):
+            with mock.patch.object(qemu.paths, "sub", return_value=run_dir), \
+                    mock.patch.object(qemu, "qemu_binary", return_value="qemu-system-x86_64"), \
+                    mock.patch.object(qemu, "choose_accel", return_value=("kvm", "probe ok")), \
+                    mock.patch.object(qemu, "record_kvm_broken"), \
+                    mock.patch.object(qemu, "_boot_once", side_effect=fake_boot_once):
                 out = cli._boot(a, SimpleNamespace(note=lambda *_: None), res, run_dir, run_dir / "x.cpio",
                                 timeout=10, extra_args=["-chardev", "old"], on_retry=lambda: ["-chardev", "new"])
-        self.assertEqual(out, "result")
-        self.assertEqual(seen["extra"], ["-chardev", "old", "-icount", "shift=0"])
-        self.assertEqual(seen["retry"], ["-chardev", "new", "-icount", "shift=0"])
-
+        self.assertEqual(out.outcome, "ok")
+        self.assertEqual(len(commands), 2)
+        self.assertEqual(commands[0][-4:], ["-chardev", "old", "-icount", "shift=0"])
+        self.assertEqual(commands[1][-4:], ["-chardev", "new", "-icount", "shift=0"])
 
 if __name__ == "__main__":
     unittest.main()
