@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import bisect, camera, diff, errors, fragments, htmlreport, initramfs, kernel, kunit, layout, \
-    paths, proc, qemu, reports, series, symbolize
+from . import bisect, camera, diff, errors, fragments, htmlreport, initramfs, insnprof, kernel, kunit, \
+    layout, paths, proc, qemu, reports, series, symbolize
 from . import case as case_mod
 from .errors import HarnessError
 from .progress import Progress
@@ -122,11 +122,18 @@ def _kunit_append(res, command: str) -> str:
 def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", data_log=None,
           on_retry=None):
     append = (_kunit_append(res, a.command) + append + " " + a.append).strip()
+    qemu_opts, accel = list(getattr(a, "qemu_opts", None) or []), a.accel
+    if getattr(a, "insn_profile", False):
+        if accel == "kvm":
+            raise errors.InputError("--insn-profile needs TCG (QEMU plugins do not see KVM's "
+                                    "guest): drop --accel kvm")
+        insnprof.build_plugin()
+        qemu_opts += insnprof.qemu_opts(run_dir / "insnprof.txt")
+        accel = "tcg"
     req = qemu.BootRequest(kernel=res.artifacts.bzimage, initrd=initrd,
                            console=run_dir / "console.log", append=append, memory_mb=a.memory,
-                           smp=a.smp, accel=a.accel, timeout=timeout, silence=a.silence,
-                           extra_args=list(extra_args), data_log=data_log,
-                           qemu_opts=list(getattr(a, "qemu_opts", None) or []))
+                           smp=a.smp, accel=accel, timeout=timeout, silence=a.silence,
+                           extra_args=list(extra_args), data_log=data_log, qemu_opts=qemu_opts)
     prog.note(f"[{a.command} {a.kernel}] console: {req.console}")
     out = (lambda t: sys.stderr.write(t)) if a.console else None
     try:
@@ -135,6 +142,23 @@ def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", d
         # a copy of the cached base archive plus the run's config: 4 MB a run
         if initrd.parent == run_dir:
             initrd.unlink(missing_ok=True)
+
+
+def _insn_profile(a, res, run_dir: Path) -> dict:
+    """The boot's instruction profile by function, for the JSON payload."""
+    if not getattr(a, "insn_profile", False):
+        return {}
+    return {"insn_profile": insnprof.summarize(run_dir / "insnprof.txt",
+                                               res.artifacts.dir / "System.map")}
+
+
+def _profile_lines(payload: dict) -> str:
+    prof = payload.get("insn_profile")
+    if not prof:
+        return "\n  instruction profile: none (QEMU did not exit by itself)" if "insn_profile" in payload else ""
+    top = ", ".join(f"{t['symbol']} {100 * t['share']:.1f}%" for t in prof["top"][:5])
+    return (f"\n  guest instructions  {prof['instructions']:,} (top: {top})"
+            f"\n  profile  {prof['file']}")
 
 
 def _finish(a, run_dir: Path, payload: dict, result) -> None:
@@ -154,12 +178,13 @@ def cmd_boot(a) -> int:
     art = res.artifacts
     result = _boot(a, prog, res, run_dir, initrd, timeout=a.timeout)
     payload = {"command": "boot", "ok": result.ok, "build": res.to_json(), "run_dir": str(run_dir),
-               **result.to_json()}
+               **result.to_json(), **_insn_profile(a, res, run_dir)}
     _finish(a, run_dir, payload, result)
     facts = ", ".join(k for k, v in result.watch.facts.items() if v) or "none"
     _emit(a, payload,
           f"{art.key}: {result.describe()} in {result.wall:.1f}s ({result.accel})\n"
-          f"  seen     {facts}\n  console  {result.console}\n  result   {run_dir / 'result.json'}")
+          f"  seen     {facts}\n  console  {result.console}\n  result   {run_dir / 'result.json'}"
+          + _profile_lines(payload))
     return errors.EXIT_OK
 
 
@@ -233,7 +258,8 @@ def flood_once(a, flood: camera.Flood, duration: float, cycle_hz: float, phys_hz
     payload = {"command": "run", "ok": result.ok and not crashed and agent is not None,
                "build": res.to_json(), "run_dir": str(run_dir), "flood": flood.__dict__,
                "duration_s": duration, "summary": summary, "agent": agent,
-               "cameras": [c.counters for c in cams.cams], **result.to_json()}
+               "cameras": [c.counters for c in cams.cams], **result.to_json(),
+               **_insn_profile(a, res, run_dir)}
     (run_dir / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload}, indent=1) + "\n")
     return FloodRun(res, result, agent, summary, payload, run_dir, crashed)
 
@@ -268,7 +294,8 @@ def cmd_run(a) -> int:
           f"({100 * s['ratio_to_ceiling']:.0f}% of the {s['ceiling_per_s']}/s ceiling)\n"
           f"  phys reads, open/close       {s['phys_reads']}, {s['cycles']}\n"
           f"  fake device CPU / QEMU CPU   {s['fake_device_cpu_s']:.2f}s / {s['qemu_cpu_s']:.1f}s\n"
-          f"  console  {result.console}\n  result   {fr.run_dir / 'result.json'}")
+          f"  console  {result.console}\n  result   {fr.run_dir / 'result.json'}"
+          + _profile_lines(payload))
     return errors.EXIT_OK
 
 
@@ -573,6 +600,10 @@ def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str,
     g.add_argument("--qemu-opts", type=_shell_words, default=[], metavar="OPTS",
                    help="more QEMU options, split like a shell would (e.g. "
                         "'-icount shift=0,sleep=off' to make the guest clock count instructions)")
+    g.add_argument("--insn-profile", action="store_true",
+                   help="count the guest instructions of every kernel function (a QEMU TCG "
+                        "plugin, bench/insnprof; implies --accel tcg): <run-dir>/insnprof.json, "
+                        "and the top functions in the result")
     g.add_argument("--console", action="store_true", help="copy the console to stderr live")
     g.add_argument("--run-dir", help="folder for the console log and results "
                                      "(default: a new folder under <cache>/runs)")

@@ -1,0 +1,166 @@
+"""Guest instruction profiles: where a guest kernel spent its instructions.
+
+bench/insnprof/insnprof.c is a QEMU TCG plugin that counts, for every
+translated block, how often it ran; its output file has one line per
+block: ``<vaddr hex> <instructions> <executions>``.  This module turns that
+into instructions per kernel function, from the variant's System.map, and
+compares profiles: two runs of different lengths give a per-event cost
+(their difference divided by the difference of the events), free of the
+boot and of whatever the runs share.
+
+Addresses outside the kernel's text are put in buckets: ``[user]`` (the
+init, busybox and the agent), ``[modules]`` (loadable modules: their symbols
+are not in System.map) and ``[kernel other]``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import errors
+
+PLUGIN_DIR = Path(__file__).resolve().parent.parent / "bench" / "insnprof"
+PLUGIN = PLUGIN_DIR / "build" / "insnprof.so"
+
+USER = "[user]"
+MODULES = "[modules]"
+KERNEL_OTHER = "[kernel other]"
+# x86-64 module space (Documentation/x86/x86_64/mm.rst)
+MODULES_START = 0xffffffffa0000000
+MODULES_END = 0xfffffffffeffffff
+TEXT_TYPES = set("tTwW")
+
+
+def build_plugin() -> Path:
+    """Build the plugin (make -C bench/insnprof; fetches QEMU's plugin header once)."""
+    r = subprocess.run(["make", "-s", "-C", str(PLUGIN_DIR)], capture_output=True, text=True)
+    if r.returncode != 0 or not PLUGIN.is_file():
+        raise errors.BuildError("the instruction profiler failed to build (make -C bench/insnprof): "
+                                + (r.stderr or r.stdout).strip()[-800:], path=str(PLUGIN_DIR))
+    return PLUGIN
+
+
+def qemu_opts(out: Path) -> list[str]:
+    """QEMU options that load the plugin, writing its profile to ``out``."""
+    if "," in str(out):
+        raise errors.InputError(f"QEMU cannot take a ',' in the plugin's output path: {out}")
+    return ["-plugin", f"{PLUGIN},out={out}"]
+
+
+@dataclass(frozen=True)
+class Block:
+    vaddr: int
+    insns: int
+    execs: int
+
+
+def read_profile(path: Path) -> list[Block]:
+    """The plugin's output; a malformed line is an error naming file and line."""
+    blocks = []
+    with open(path, errors="replace") as f:
+        for no, line in enumerate(f, 1):
+            parts = line.split()
+            try:
+                if len(parts) != 3:
+                    raise ValueError
+                blocks.append(Block(int(parts[0], 16), int(parts[1]), int(parts[2])))
+            except ValueError:
+                raise errors.InputError(f"{path}:{no}: not '<vaddr hex> <insns> <execs>': "
+                                        f"{line.strip()[:80]!r}", path=str(path)) from None
+    return blocks
+
+
+class Symbols:
+    """Text symbols of a System.map, to name the function an address is in."""
+
+    def __init__(self, entries: list[tuple[int, str]]):
+        entries = sorted(entries)
+        self.addrs = [a for a, _ in entries]
+        self.names = [n for _, n in entries]
+        by_name = dict((n, a) for a, n in entries)
+        # the kernel's text and its init text; data lies between them
+        self.ranges = [(by_name[lo], by_name[hi]) for lo, hi in (("_stext", "_etext"),
+                                                                 ("_sinittext", "_einittext"))
+                       if lo in by_name and hi in by_name]
+        if not self.ranges and self.addrs:
+            self.ranges = [(self.addrs[0], self.addrs[-1] + 1)]
+
+    @classmethod
+    def from_system_map(cls, path: Path) -> "Symbols":
+        entries = []
+        with open(path, errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and parts[1] in TEXT_TYPES:
+                    try:
+                        entries.append((int(parts[0], 16), parts[2]))
+                    except ValueError:
+                        continue
+        if not entries:
+            raise errors.InputError(f"{path}: no text symbols (is it a System.map?)", path=str(path))
+        return cls(entries)
+
+    def name(self, addr: int) -> str:
+        if addr < 1 << 47:
+            return USER
+        if MODULES_START <= addr <= MODULES_END:
+            return MODULES
+        if not any(lo <= addr < hi for lo, hi in self.ranges):
+            return KERNEL_OTHER
+        i = bisect.bisect_right(self.addrs, addr) - 1
+        return self.names[i] if i >= 0 else KERNEL_OTHER
+
+
+def by_symbol(blocks: list[Block], syms: Symbols) -> dict[str, int]:
+    """Instructions executed in each function (and bucket)."""
+    out: dict[str, int] = {}
+    for b in blocks:
+        n = syms.name(b.vaddr)
+        out[n] = out.get(n, 0) + b.insns * b.execs
+    return out
+
+
+def per_event(short: dict[str, int], long: dict[str, int], events: float) -> dict[str, float]:
+    """Per-event instructions of each function: (long - short) / events.
+
+    ``events`` is how many more events the long run handled; what both runs
+    share (the boot, the init, the agent's setup) cancels out.
+    """
+    if events <= 0:
+        raise errors.InputError(f"the long run must handle more events than the short one "
+                                f"({events:g} more)")
+    return {k: (long.get(k, 0) - short.get(k, 0)) / events for k in set(short) | set(long)}
+
+
+def total(profile: dict[str, float]) -> float:
+    return sum(profile.values())
+
+
+def summarize(raw: Path, system_map: Path, top: int = 20) -> dict | None:
+    """Per-function instructions of a run, written next to the raw profile.
+
+    Writes ``insnprof.json`` (every function) beside ``raw`` and returns
+    the JSON summary of a boot: total instructions, the file, the ``top``
+    functions.  None when QEMU wrote no profile (it was killed).
+    """
+    if not raw.is_file():
+        return None
+    prof = by_symbol(read_profile(raw), Symbols.from_system_map(system_map))
+    out = raw.with_suffix(".json")
+    out.write_text(json.dumps(dict(sorted(prof.items(), key=lambda kv: -kv[1]))) + "\n")
+    tot = total(prof)
+    return {"file": str(out), "raw": str(raw), "instructions": tot,
+            "top": [{"symbol": k, "instructions": v, "share": round(v / tot, 4) if tot else 0.0}
+                    for k, v in sorted(prof.items(), key=lambda kv: -kv[1])[:top]]}
+
+
+def load(path: Path) -> dict[str, int]:
+    """A profile written by summarize()."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise errors.InputError(f"cannot read instruction profile {path}: {e}", path=str(path)) from None
