@@ -124,6 +124,22 @@ def by_symbol(blocks: list[Block], syms: Symbols) -> dict[str, int]:
     return out
 
 
+def calls(blocks: list[Block], syms: Symbols) -> dict[str, int]:
+    """How often each function was entered: executions of the block at its first byte.
+
+    (A loop that jumps back to the first instruction would count too; kernel
+    functions start with a prologue or a patched ``nop``, so in practice
+    this is the number of calls.)
+    """
+    start = dict(zip(syms.addrs, syms.names))
+    out: dict[str, int] = {}
+    for b in blocks:
+        n = start.get(b.vaddr)
+        if n is not None:
+            out[n] = out.get(n, 0) + b.execs
+    return out
+
+
 def per_event(short: dict[str, int], long: dict[str, int], events: float) -> dict[str, float]:
     """Per-event instructions of each function: (long - short) / events.
 
@@ -141,26 +157,31 @@ def total(profile: dict[str, float]) -> float:
 
 
 def summarize(raw: Path, system_map: Path, top: int = 20) -> dict | None:
-    """Per-function instructions of a run, written next to the raw profile.
+    """Per-function instructions and calls of a run, written next to the raw profile.
 
-    Writes ``insnprof.json`` (every function) beside ``raw`` and returns
-    the JSON summary of a boot: total instructions, the file, the ``top``
-    functions.  None when QEMU wrote no profile (it was killed).
+    Writes ``insnprof.json`` beside ``raw``: ``{"instructions": {function:
+    n}, "calls": {function: n}}``, and returns the JSON summary of a boot:
+    total instructions, the file, the ``top`` functions.  None when QEMU
+    wrote no profile (it was killed).
     """
     if not raw.is_file():
         return None
-    prof = by_symbol(read_profile(raw), Symbols.from_system_map(system_map))
+    blocks = read_profile(raw)
+    syms = Symbols.from_system_map(system_map)
+    prof = by_symbol(blocks, syms)
     out = raw.with_suffix(".json")
-    out.write_text(json.dumps(dict(sorted(prof.items(), key=lambda kv: -kv[1]))) + "\n")
+    out.write_text(json.dumps({"instructions": dict(sorted(prof.items(), key=lambda kv: -kv[1])),
+                               "calls": calls(blocks, syms)}) + "\n")
     tot = total(prof)
     return {"file": str(out), "raw": str(raw), "instructions": tot,
             "top": [{"symbol": k, "instructions": v, "share": round(v / tot, 4) if tot else 0.0}
                     for k, v in sorted(prof.items(), key=lambda kv: -kv[1])[:top]]}
 
 
-def load(path: Path) -> dict[str, int]:
-    """A profile written by summarize()."""
+def load(path: Path, what: str = "instructions") -> dict[str, int]:
+    """One part of a profile written by summarize(): "instructions" or "calls"."""
     try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError) as e:
-        raise errors.InputError(f"cannot read instruction profile {path}: {e}", path=str(path)) from None
+        return json.loads(Path(path).read_text())[what]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise errors.InputError(f"cannot read the {what} of instruction profile {path}: {e!r}",
+                                path=str(path)) from None

@@ -53,6 +53,12 @@ class Profile(unittest.TestCase):
         self.assertEqual(prof, {"unwind_next_frame": 56, "kmem_obj_find": 4, insnprof.USER: 700})
         self.assertEqual(insnprof.total(prof), 760)
 
+    def test_calls_count_entries_at_a_function_start_only(self):
+        raw = self.write("p.txt", "ffffffff81001000 10 5\nffffffff81001000 2 1\n"
+                                  "ffffffff81001010 3 9\nffffffff81001400 4 7\n")
+        self.assertEqual(insnprof.calls(insnprof.read_profile(raw), self.syms),
+                         {"unwind_next_frame": 6, "kmem_obj_find": 7})
+
     def test_malformed_line_names_file_and_line(self):
         raw = self.write("bad.txt", "ffffffff81001000 10 5\nffffffff81001000 ten 5\n")
         with self.assertRaises(errors.InputError) as e:
@@ -79,6 +85,9 @@ class Profile(unittest.TestCase):
         self.assertAlmostEqual(s["top"][0]["share"], 50 / 55, places=3)
         self.assertEqual(insnprof.load(s["file"]), {"unwind_next_frame": 50, "kmem_obj_find": 4,
                                                      insnprof.USER: 1})
+        self.assertEqual(insnprof.load(s["file"], "calls"), {"unwind_next_frame": 5, "kmem_obj_find": 1})
+        with self.assertRaises(errors.InputError):
+            insnprof.load(self.write("old.json", '{"f": 1}'), "calls")
         self.assertIsNone(insnprof.summarize(self.dir / "missing.txt", self.dir / "System.map"))
 
     def test_comma_in_output_path_is_refused(self):
