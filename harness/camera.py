@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import paths, proc
-from .errors import BuildError, DeviceError, InputError
+from .errors import DeviceError, InputError
 
 FAKE_DEVICE_DIR = paths.REPO / "fake-device"
 FAKE_UVC = FAKE_DEVICE_DIR / "build" / "fake-uvc"
@@ -67,11 +67,7 @@ class CameraSpec:
 
 
 def build_fake_device() -> Path:
-    r = subprocess.run(["make", "-s", "-C", str(FAKE_DEVICE_DIR)], capture_output=True, text=True)
-    if r.returncode != 0 or not FAKE_UVC.is_file():
-        raise BuildError("the fake camera failed to build (make -C fake-device): "
-                         + (r.stderr or r.stdout).strip()[-800:], path=str(FAKE_DEVICE_DIR))
-    return FAKE_UVC
+    return proc.make(FAKE_DEVICE_DIR, FAKE_UVC, "the fake camera")
 
 
 @dataclass

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from . import paths, proc
 from .errors import BuildError, EnvError
 from .kernel import Artifacts
 
@@ -51,11 +51,7 @@ def build_agent() -> Path | None:
     """Build the static guest agent (make -C harness/guest) when it has a Makefile."""
     if not (paths.GUEST / "Makefile").is_file():
         return None
-    r = subprocess.run(["make", "-s", "-C", str(paths.GUEST)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise BuildError("the guest agent failed to build (make -C harness/guest): "
-                         + (r.stderr or r.stdout).strip()[-800:], path=str(paths.GUEST))
-    return AGENT if AGENT.is_file() else None
+    return proc.make(paths.GUEST, AGENT, "the guest agent")
 
 
 def _busybox_applets() -> list[str]:

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import bisect
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import errors
+from . import errors, proc
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "bench" / "insnprof"
 PLUGIN = PLUGIN_DIR / "build" / "insnprof.so"
@@ -37,11 +36,7 @@ TEXT_TYPES = set("tTwW")
 
 def build_plugin() -> Path:
     """Build the plugin (make -C bench/insnprof; fetches QEMU's plugin header once)."""
-    r = subprocess.run(["make", "-s", "-C", str(PLUGIN_DIR)], capture_output=True, text=True)
-    if r.returncode != 0 or not PLUGIN.is_file():
-        raise errors.BuildError("the instruction profiler failed to build (make -C bench/insnprof): "
-                                + (r.stderr or r.stdout).strip()[-800:], path=str(PLUGIN_DIR))
-    return PLUGIN
+    return proc.make(PLUGIN_DIR, PLUGIN, "the instruction profiler")
 
 
 def qemu_opts(out: Path) -> list[str]:

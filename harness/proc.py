@@ -13,7 +13,10 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 from typing import Sequence
+
+from .errors import BuildError
 
 _PR_SET_PDEATHSIG = 1
 
@@ -68,3 +71,16 @@ def stop(p: subprocess.Popen, *, sig: int = signal.SIGTERM, grace: float = 5.0) 
     finally:
         with _live_lock:
             _live.discard(p)
+
+
+def make(folder: Path, product: Path, what: str) -> Path:
+    """``make -s -C folder`` for one of the project's C tools; ``product`` must exist after.
+
+    A failure is a BuildError naming the tool, the folder and make's last
+    words.
+    """
+    r = subprocess.run(["make", "-s", "-C", str(folder)], capture_output=True, text=True)
+    if r.returncode != 0 or not product.is_file():
+        raise BuildError(f"{what} failed to build (make -C {folder}): "
+                         + (r.stderr or r.stdout).strip()[-800:], path=str(folder))
+    return product

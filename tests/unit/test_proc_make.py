@@ -1,0 +1,32 @@
+"""proc.make: how the project's C tools (camera, agent, profiler) are built."""
+
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness import errors, proc
+
+
+class Make(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp())
+
+    def test_product_is_returned(self):
+        (self.dir / "Makefile").write_text("all:\n\ttouch tool\n")
+        self.assertEqual(proc.make(self.dir, self.dir / "tool", "a tool"), self.dir / "tool")
+
+    def test_failure_names_the_tool_and_makes_last_words(self):
+        (self.dir / "Makefile").write_text("all:\n\t@echo 'tool.c:3: error: nope' >&2; exit 1\n")
+        with self.assertRaises(errors.BuildError) as e:
+            proc.make(self.dir, self.dir / "tool", "the frobnicator")
+        self.assertIn("the frobnicator failed to build", str(e.exception))
+        self.assertIn("tool.c:3: error: nope", str(e.exception))
+
+    def test_success_without_the_product_is_a_failure(self):
+        (self.dir / "Makefile").write_text("all:\n\t@true\n")
+        with self.assertRaises(errors.BuildError):
+            proc.make(self.dir, self.dir / "tool", "a tool")
+
+
+if __name__ == "__main__":
+    unittest.main()
