@@ -8,19 +8,22 @@ compares profiles: two runs of different lengths give a per-event cost
 (their difference divided by the difference of the events), free of the
 boot and of whatever the runs share.
 
-Addresses outside the kernel's text are put in buckets: ``[user]`` (the
-init, busybox and the agent), ``[modules]`` (loadable modules: their symbols
-are not in System.map) and ``[kernel other]``.
+Code of loadable modules is named ``function [module]`` from the module's
+.ko and the load address the init prints (``DMAHARNESS-INIT module-text
+name=0x...``).  Other addresses are put in buckets: ``[user]`` (the init,
+busybox and the agent), ``[modules]`` (module code outside a known .text)
+and ``[kernel other]``.
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import errors, proc
+from . import errors, proc, symbolize
 
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "bench" / "insnprof"
 PLUGIN = PLUGIN_DIR / "build" / "insnprof.so"
@@ -32,6 +35,7 @@ KERNEL_OTHER = "[kernel other]"
 MODULES_START = 0xffffffffa0000000
 MODULES_END = 0xfffffffffeffffff
 TEXT_TYPES = set("tTwW")
+MODULE_TEXT = re.compile(r"^DMAHARNESS-INIT module-text (.*)$", re.M)
 
 
 def build_plugin() -> Path:
@@ -84,6 +88,36 @@ class Symbols:
         if not self.ranges and self.addrs:
             self.ranges = [(self.addrs[0], self.addrs[-1] + 1)]
 
+        self.modules: list[tuple[int, int, list[int], list[str]]] = []
+
+    def add_module(self, name: str, base: int, ko: Path) -> None:
+        """Name the functions of module ``name``, whose .text the guest loaded at ``base``."""
+        elf = symbolize.read_elf(ko, symbols=True)
+        text = elf.sections.get(".text")
+        if text is None:
+            return
+        funcs = sorted((s.value, f"{fn} [{name}]") for fn, syms in elf.syms.items()
+                       for s in syms if s.section == ".text")
+        if funcs:
+            self.modules.append((base, base + text[2], [base + a for a, _ in funcs],
+                                 [n for _, n in funcs]))
+
+    def add_modules(self, console: str, artifacts: Path) -> None:
+        """The modules of a boot: load addresses from its console, .ko files from its variant."""
+        files = symbolize.module_files(artifacts)
+        for m in MODULE_TEXT.finditer(console):
+            for item in m.group(1).split():
+                name, _, addr = item.partition("=")
+                try:
+                    base = int(addr, 16)
+                except ValueError:
+                    continue
+                if name in files and base:
+                    try:
+                        self.add_module(name, base, files[name])
+                    except (OSError, symbolize.ElfError):
+                        continue
+
     @classmethod
     def from_system_map(cls, path: Path) -> "Symbols":
         entries = []
@@ -103,6 +137,10 @@ class Symbols:
         if addr < 1 << 47:
             return USER
         if MODULES_START <= addr <= MODULES_END:
+            for lo, hi, addrs, names in self.modules:
+                if lo <= addr < hi:
+                    i = bisect.bisect_right(addrs, addr) - 1
+                    return names[i] if i >= 0 else MODULES
             return MODULES
         if not any(lo <= addr < hi for lo, hi in self.ranges):
             return KERNEL_OTHER
@@ -127,6 +165,8 @@ def calls(blocks: list[Block], syms: Symbols) -> dict[str, int]:
     this is the number of calls.)
     """
     start = dict(zip(syms.addrs, syms.names))
+    for _, _, addrs, names in syms.modules:
+        start.update(zip(addrs, names))
     out: dict[str, int] = {}
     for b in blocks:
         n = start.get(b.vaddr)
@@ -151,10 +191,12 @@ def total(profile: dict[str, float]) -> float:
     return sum(profile.values())
 
 
-def summarize(raw: Path, system_map: Path, top: int = 20) -> dict | None:
+def summarize(raw: Path, artifacts: Path, console: Path | None = None, top: int = 20) -> dict | None:
     """Per-function instructions and calls of a run, written next to the raw profile.
 
-    Writes ``insnprof.json`` beside ``raw``: ``{"instructions": {function:
+    ``artifacts`` is the variant's folder (System.map, modules/), ``console``
+    the boot's console log (where the modules were loaded).  Writes
+    ``insnprof.json`` beside ``raw``: ``{"instructions": {function:
     n}, "calls": {function: n}}``, and returns the JSON summary of a boot:
     total instructions, the file, the ``top`` functions.  None when QEMU
     wrote no profile (it was killed).
@@ -162,7 +204,9 @@ def summarize(raw: Path, system_map: Path, top: int = 20) -> dict | None:
     if not raw.is_file():
         return None
     blocks = read_profile(raw)
-    syms = Symbols.from_system_map(system_map)
+    syms = Symbols.from_system_map(Path(artifacts) / "System.map")
+    if console is not None and console.is_file():
+        syms.add_modules(console.read_text(errors="replace"), Path(artifacts))
     prof = by_symbol(blocks, syms)
     out = raw.with_suffix(".json")
     out.write_text(json.dumps({"instructions": dict(sorted(prof.items(), key=lambda kv: -kv[1])),

@@ -149,7 +149,7 @@ class ElfError(Exception):
     pass
 
 
-def _read_elf(path: Path, *, symbols: bool) -> _Elf:
+def read_elf(path: Path, *, symbols: bool) -> _Elf:
     with open(path, "rb") as f:
         ident = f.read(64)
         if len(ident) < 52 or ident[:4] != b"\x7fELF":
@@ -227,6 +227,16 @@ def _read_elf(path: Path, *, symbols: bool) -> _Elf:
     return elf
 
 
+def module_files(artifacts: Path) -> dict[str, Path]:
+    """A variant's .ko files by module name (dashes as underscores, as the kernel names them)."""
+    mods: dict[str, Path] = {}
+    for dirpath, _, files in os.walk(Path(artifacts) / "modules"):
+        for fn in files:
+            if fn.endswith(".ko"):
+                mods.setdefault(fn[:-3].replace("-", "_"), Path(dirpath) / fn)
+    return mods
+
+
 # --------------------------------------------------------------------------
 # addr2line
 
@@ -299,7 +309,7 @@ class Symbolizer:
         if not vml.is_file():
             return f"{vml} does not exist"
         try:
-            if not _read_elf(vml, symbols=False).has_debug_info:
+            if not read_elf(vml, symbols=False).has_debug_info:
                 return (f"{vml} has no debug info; {DEBUG_CONFIG} in a config fragment "
                         "gives file:line")
         except (OSError, ElfError) as e:
@@ -356,7 +366,7 @@ class Symbolizer:
     def _elf(self, path: Path) -> Optional[_Elf]:
         if path not in self._elves:
             try:
-                e = _read_elf(path, symbols=True)
+                e = read_elf(path, symbols=True)
                 self._elves[path] = e if e.has_debug_info else None
             except (OSError, ElfError):
                 self._elves[path] = None
@@ -364,12 +374,7 @@ class Symbolizer:
 
     def _module(self, name: str) -> Optional[Path]:
         if self._modules is None:
-            self._modules = {}
-            root = self.artifacts / "modules"
-            for dirpath, _, files in os.walk(root):
-                for fn in files:
-                    if fn.endswith(".ko"):
-                        self._modules.setdefault(fn[:-3].replace("-", "_"), Path(dirpath) / fn)
+            self._modules = module_files(self.artifacts)
         return self._modules.get(name.replace("-", "_"))
 
     # -- look-ups

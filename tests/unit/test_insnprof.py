@@ -1,6 +1,7 @@
 """harness/insnprof: the TCG plugin's block counts turned into instructions per function."""
 
-import json
+import shutil
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -79,7 +80,7 @@ class Profile(unittest.TestCase):
 
     def test_summarize_writes_every_function_and_returns_the_top(self):
         raw = self.write("insnprof.txt", "ffffffff81001000 10 5\nffffffff81001400 4 1\n401000 1 1\n")
-        s = insnprof.summarize(raw, self.dir / "System.map", top=2)
+        s = insnprof.summarize(raw, self.dir, top=2)
         self.assertEqual(s["instructions"], 55)
         self.assertEqual([t["symbol"] for t in s["top"]], ["unwind_next_frame", "kmem_obj_find"])
         self.assertAlmostEqual(s["top"][0]["share"], 50 / 55, places=3)
@@ -88,7 +89,32 @@ class Profile(unittest.TestCase):
         self.assertEqual(insnprof.load(s["file"], "calls"), {"unwind_next_frame": 5, "kmem_obj_find": 1})
         with self.assertRaises(errors.InputError):
             insnprof.load(self.write("old.json", '{"f": 1}'), "calls")
-        self.assertIsNone(insnprof.summarize(self.dir / "missing.txt", self.dir / "System.map"))
+        self.assertIsNone(insnprof.summarize(self.dir / "missing.txt", self.dir))
+
+    @unittest.skipUnless(shutil.which("cc"), "needs a C compiler to make a module")
+    def test_module_code_is_named_from_its_ko_and_load_address(self):
+        ko = self.dir / "modules" / "kernel" / "drivers" / "my-mod.ko"
+        ko.parent.mkdir(parents=True)
+        src = self.dir / "m.c"
+        src.write_text("int first(int x) { return x * 3 + 1; }\n"
+                       "int second(int x) { return x * x - 7; }\n")
+        subprocess.run(["cc", "-O2", "-c", "-o", str(ko), str(src)], check=True)
+        nm = subprocess.run(["nm", str(ko)], capture_output=True, text=True, check=True).stdout
+        off = {line.split()[2]: int(line.split()[0], 16) for line in nm.splitlines()
+               if line.split()[1:2] == ["T"]}
+        base = 0xffffffffa0002000
+        console = f"boot...\nDMAHARNESS-INIT module-text my_mod=0x{base:x} gone=0xffffffffa0100000\n"
+        self.syms.add_modules(console, self.dir)
+        self.assertEqual(self.syms.name(base + off["first"]), "first [my_mod]")
+        self.assertEqual(self.syms.name(base + off["second"] + 2), "second [my_mod]")
+        self.assertEqual(self.syms.name(base + 0x10000), insnprof.MODULES)     # past its .text
+        self.assertEqual(self.syms.name(0xffffffffa0100000), insnprof.MODULES)  # no .ko for it
+        # and through summarize(), with the console of the boot
+        raw = self.write("insnprof.txt", f"{base + off['second']:x} 5 2\n")
+        (self.dir / "console.log").write_text(console)
+        s = insnprof.summarize(raw, self.dir, self.dir / "console.log")
+        self.assertEqual(s["top"][0]["symbol"], "second [my_mod]")
+        self.assertEqual(insnprof.load(s["file"], "calls"), {"second [my_mod]": 2})
 
     def test_comma_in_output_path_is_refused(self):
         """QEMU splits -plugin's argument at commas."""
