@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import bisect, camera, diff, errors, fragments, htmlreport, initramfs, insnprof, kernel, kunit, \
+from . import bisect, cache, camera, diff, errors, fragments, htmlreport, initramfs, insnprof, kernel, kunit, \
     layout, paths, proc, qemu, reports, series, symbolize
 from . import case as case_mod
 from .errors import HarnessError
@@ -144,12 +144,12 @@ def _boot(a, prog, res, run_dir, initrd, *, timeout, extra_args=(), append="", d
             initrd.unlink(missing_ok=True)
 
 
-def _insn_profile(a, res, run_dir: Path) -> dict:
+def _insn_profile(a, res, run_dir: Path, result) -> dict:
     """The boot's instruction profile by function, for the JSON payload."""
     if not getattr(a, "insn_profile", False):
         return {}
-    return {"insn_profile": insnprof.summarize(run_dir / "insnprof.txt",
-                                               res.artifacts.dir / "System.map")}
+    return {"insn_profile": insnprof.summarize(run_dir / "insnprof.txt", res.artifacts.dir,
+                                               result.console)}
 
 
 def _profile_lines(payload: dict) -> str:
@@ -178,13 +178,43 @@ def cmd_boot(a) -> int:
     art = res.artifacts
     result = _boot(a, prog, res, run_dir, initrd, timeout=a.timeout)
     payload = {"command": "boot", "ok": result.ok, "build": res.to_json(), "run_dir": str(run_dir),
-               **result.to_json(), **_insn_profile(a, res, run_dir)}
+               **result.to_json(), **_insn_profile(a, res, run_dir, result)}
     _finish(a, run_dir, payload, result)
     facts = ", ".join(k for k, v in result.watch.facts.items() if v) or "none"
     _emit(a, payload,
           f"{art.key}: {result.describe()} in {result.wall:.1f}s ({result.accel})\n"
           f"  seen     {facts}\n  console  {result.console}\n  result   {run_dir / 'result.json'}"
           + _profile_lines(payload))
+    return errors.EXIT_OK
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def cmd_cache(a) -> int:
+    prog = Progress(quiet=a.quiet)
+    base = paths.cache_dir()
+    if a.action == "prune":
+        res = cache.prune(a.keep, a.runs_older_than, dry_run=a.dry_run, progress=prog)
+        verb = "would free" if a.dry_run else "freed"
+        _emit(a, {"command": "cache", "action": "prune", "ok": True, "cache": str(base), **res},
+              f"{base}: {len(res['removed'])} work tree(s) and {len(res['runs_removed'])} run folder(s) "
+              f"{'to remove' if a.dry_run else 'removed'}, {verb} {_mib(res['freed_bytes'])}"
+              + (f"; {len(res['in_use'])} in use, kept" if res["in_use"] else ""))
+        return errors.EXIT_OK
+    prog.note(f"[cache] measuring {base}")
+    parts = cache.usage()
+    trees = cache.trees()
+    lines = [f"{base}: {_mib(sum(parts.values()))}"]
+    lines += [f"  {k + '/':11} {_mib(v):>12}" for k, v in parts.items()]
+    lines.append(f"work trees, most recently used first ({len(trees)}):")
+    for t in trees:
+        lines.append(f"  {t.key:24} {t.patches:3} patches  {_mib(t.size):>10}  "
+                     f"{'built' if t.built else 'not built'}, last used "
+                     f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(t.last_used))}")
+    _emit(a, {"command": "cache", "action": "list", "ok": True, "cache": str(base),
+              "parts_bytes": parts, "trees": [t.to_json() for t in trees]}, "\n".join(lines))
     return errors.EXIT_OK
 
 
@@ -259,7 +289,7 @@ def flood_once(a, flood: camera.Flood, duration: float, cycle_hz: float, phys_hz
                "build": res.to_json(), "run_dir": str(run_dir), "flood": flood.__dict__,
                "duration_s": duration, "summary": summary, "agent": agent,
                "cameras": [c.counters for c in cams.cams], **result.to_json(),
-               **_insn_profile(a, res, run_dir)}
+               **_insn_profile(a, res, run_dir, result)}
     (run_dir / "result.json").write_text(json.dumps({"version": JSON_VERSION, **payload}, indent=1) + "\n")
     return FloodRun(res, result, agent, summary, payload, run_dir, crashed)
 
@@ -580,6 +610,17 @@ def cmd_bisect(a) -> int:
     return errors.EXIT_OK if res.found else errors.EXIT_VERDICT
 
 
+def _count(text: str) -> int:
+    """argparse type: a whole number, 0 or more."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
+    return n
+
+
 def _shell_words(text: str) -> list[str]:
     try:
         return shlex.split(text)
@@ -744,6 +785,25 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--hotplug", type=float, default=0, help="replug every S seconds (0)")
     g.add_argument("--seed", type=int, default=1, help="seed of random/malformed patterns (1)")
     g.add_argument("--agent-args", default="", help="more arguments for the guest agent")
+
+    cp = sub.add_parser(
+        "cache", help="what the cache folder holds; prune work trees and old runs",
+        description="Without an action: the cache folder's size by part, and every variant's "
+                    "work tree (its _build folder's size, when it was last used).  'prune' "
+                    "removes the work trees of all but the --keep most recently used built "
+                    "variants of each kernel version (their artifacts stay, so boots and "
+                    "cached builds still work; a pruned variant rebuilds incrementally from a "
+                    "kept one), and with --runs-older-than the run folders older than that.  "
+                    "A tree that a build is using is left alone.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cp.add_argument("action", nargs="?", choices=("list", "prune"), default="list")
+    cp.add_argument("--keep", type=_count, default=1, metavar="N",
+                    help="prune: work trees kept per kernel version, most recently used first (1)")
+    cp.add_argument("--runs-older-than", type=float, metavar="DAYS",
+                    help="prune: also remove run folders (runs/) older than DAYS")
+    cp.add_argument("--dry-run", action="store_true", help="prune: say what would go, remove nothing")
+    _common(cp)
+    cp.set_defaults(func=cmd_cache)
 
     # listed for --help; main() hands their argv to their own parsers
     sub.add_parser("reports", add_help=False,

@@ -225,6 +225,13 @@ class BuildResult:
         }
 
 
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass     # a read-only cache folder still serves builds
+
+
 def load_artifacts(key: str) -> Artifacts | None:
     d = paths.cache_dir() / "artifacts" / key
     meta = d / "meta.json"
@@ -495,6 +502,7 @@ def build(variant: Variant, *, jobs: int | None = None, progress: Progress | Non
     if not force:
         art = load_artifacts(key)
         if art:
+            _touch(art.dir / "meta.json")     # last use, for `dmaharness cache`
             return BuildResult(art, True, time.monotonic() - t0)
     check_tools()
     with paths.locked(f"variant-{key}", wait_message=f"[{label}] waiting for another run building {key}"):
@@ -527,6 +535,9 @@ def build(variant: Variant, *, jobs: int | None = None, progress: Progress | Non
                 seed_tree, seed_state = seed
                 progress.note(f"[{label}] seeding the build folder from {seed_tree.name}")
                 with paths.locked(f"variant-{seed_tree.name}-build", shared=True):
+                    if not (seed_tree / "_build").is_dir():     # pruned meanwhile
+                        raise EnvError(f"the seed {seed_tree} was removed while this build "
+                                       "waited for it (dmaharness cache prune?); rerun")
                     tmp = tree / "_build.tmp"
                     shutil.rmtree(tmp, ignore_errors=True)
                     r = subprocess.run(["cp", "-a", str(seed_tree / "_build"), str(tmp)],

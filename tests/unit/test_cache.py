@@ -1,0 +1,113 @@
+"""harness/cache: listing the cache folder and pruning work trees and runs safely."""
+
+import contextlib
+import io
+import json
+import os
+import tempfile
+import time
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from harness import cache, cli, paths
+
+
+class Prune(unittest.TestCase):
+    def setUp(self):
+        self.base = Path(tempfile.mkdtemp())
+        patcher = mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(self.base)})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.now = time.time()
+
+    def tree(self, key, version, age_h, built=True, artifact_age_h=None, size=4096):
+        work = self.base / "work"
+        (work / key / "_build").mkdir(parents=True)
+        (work / key / "_build" / "vmlinux").write_bytes(b"x" * size)
+        state = work / f"{key}.json"
+        state.write_text(json.dumps({"key": key, "version": version, "built": built,
+                                     "patches": [["p", 1]]}))
+        os.utime(state, (self.now - age_h * 3600,) * 2)
+        if artifact_age_h is not None:
+            meta = self.base / "artifacts" / key / "meta.json"
+            meta.parent.mkdir(parents=True)
+            meta.write_text("{}")
+            os.utime(meta, (self.now - artifact_age_h * 3600,) * 2)
+
+    def test_keeps_the_most_recently_used_built_tree_of_each_version(self):
+        self.tree("6.1-old", "6.1", 50)
+        self.tree("6.1-hit", "6.1", 60, artifact_age_h=1)     # built long ago, booted an hour ago
+        self.tree("6.1-new-unbuilt", "6.1", 0.1, built=False)  # an interrupted build
+        self.tree("6.12-a", "6.12", 5)
+        self.tree("6.12-b", "6.12", 3)
+        res = cache.prune(1, None)
+        self.assertEqual(sorted(t["key"] for t in res["removed"]), ["6.1-new-unbuilt", "6.1-old", "6.12-a"])
+        left = sorted(p.name for p in (self.base / "work").iterdir())
+        self.assertEqual(left, ["6.1-hit", "6.1-hit.json", "6.12-b", "6.12-b.json"])
+        self.assertGreater(res["freed_bytes"], 3 * 4096 - 1)
+
+    def test_keep_two_and_dry_run_removes_nothing(self):
+        for i in range(3):
+            self.tree(f"6.1-{i}", "6.1", i)
+        res = cache.prune(2, None, dry_run=True)
+        self.assertEqual([t["key"] for t in res["removed"]], ["6.1-2"])
+        self.assertTrue((self.base / "work" / "6.1-2" / "_build" / "vmlinux").is_file())
+        self.assertTrue(res["dry_run"])
+
+    def test_a_tree_a_build_holds_is_left_alone(self):
+        self.tree("6.1-a", "6.1", 1)
+        self.tree("6.1-busy", "6.1", 5)
+        with paths.locked("variant-6.1-busy-build", shared=True):     # another build seeds from it
+            res = cache.prune(1, None)
+        self.assertEqual(res["removed"], [])
+        self.assertEqual([t["key"] for t in res["in_use"]], ["6.1-busy"])
+        self.assertTrue((self.base / "work" / "6.1-busy.json").is_file())
+        # once free, it goes
+        self.assertEqual([t["key"] for t in cache.prune(1, None)["removed"]], ["6.1-busy"])
+
+    def test_old_runs_and_interrupted_prunes_are_removed(self):
+        runs = self.base / "runs"
+        for name, age_d in (("old", 10), ("new", 1)):
+            (runs / name).mkdir(parents=True)
+            (runs / name / "console.log").write_text("x")
+            os.utime(runs / name, (self.now - age_d * 86400,) * 2)
+        (self.base / "work" / ".pruning-6.1-x-123" / "_build").mkdir(parents=True)
+        self.assertEqual(cache.prune(1, None)["runs_removed"], [])    # runs only when asked
+        res = cache.prune(1, 7)
+        self.assertEqual([Path(r).name for r in res["runs_removed"]], ["old"])
+        self.assertEqual(sorted(p.name for p in runs.iterdir()), ["new"])
+        self.assertFalse((self.base / "work" / ".pruning-6.1-x-123").exists())
+
+    def test_usage_counts_hard_links_once_under_src(self):
+        (self.base / "src").mkdir()
+        (self.base / "src" / "Makefile").write_bytes(b"m" * 65536)
+        self.tree("6.1-a", "6.1", 1, size=8192)
+        before = cache.usage()
+        os.link(self.base / "src" / "Makefile", self.base / "work" / "6.1-a" / "Makefile")
+        after = cache.usage()
+        self.assertGreaterEqual(after["src"], 65536)
+        self.assertEqual(after["work"], before["work"])     # the link is src's bytes
+        (self.base / "work" / "6.1-a" / "patched.c").write_bytes(b"p" * 65536)
+        self.assertGreaterEqual(cache.usage()["work"], before["work"] + 65536)
+        self.assertEqual(after["runs"], 0)
+
+    def test_cli_json(self):
+        self.tree("6.1-a", "6.1", 1)
+        self.tree("6.1-b", "6.1", 2)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(cli.main(["cache", "--json"]), 0)
+        d = json.loads(out.getvalue())
+        self.assertEqual([t["key"] for t in d["trees"]], ["6.1-a", "6.1-b"])
+        self.assertIn("work", d["parts_bytes"])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(cli.main(["cache", "prune", "--json", "-q"]), 0)
+        self.assertEqual([t["key"] for t in json.loads(out.getvalue())["removed"]], ["6.1-b"])
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            cli.main(["cache", "prune", "--keep", "-1"])
+
+
+if __name__ == "__main__":
+    unittest.main()
