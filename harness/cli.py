@@ -628,7 +628,8 @@ def _shell_words(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(f"cannot split {text!r}: {e}") from None
 
 
-def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str, smp: int = 2):
+def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str, smp: int = 2,
+               profile: bool = False):
     g = p.add_argument_group("boot")
     g.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
                    help="auto: KVM only when a real kernel runs on it, else TCG (default)")
@@ -641,10 +642,11 @@ def _boot_args(p: argparse.ArgumentParser, *, timeout: float, help_timeout: str,
     g.add_argument("--qemu-opts", type=_shell_words, default=[], metavar="OPTS",
                    help="more QEMU options, split like a shell would (e.g. "
                         "'-icount shift=0,sleep=off' to make the guest clock count instructions)")
-    g.add_argument("--insn-profile", action="store_true",
-                   help="count the guest instructions of every kernel function (a QEMU TCG "
-                        "plugin, bench/insnprof; implies --accel tcg): <run-dir>/insnprof.json, "
-                        "and the top functions in the result")
+    if profile:
+        g.add_argument("--insn-profile", action="store_true",
+                       help="count the guest instructions of every kernel function (a QEMU TCG "
+                            "plugin, bench/insnprof; implies --accel tcg): <run-dir>/insnprof.json, "
+                            "and the top functions in the result")
     g.add_argument("--console", action="store_true", help="copy the console to stderr live")
     g.add_argument("--run-dir", help="folder for the console log and results "
                                      "(default: a new folder under <cache>/runs)")
@@ -679,7 +681,7 @@ def parser() -> argparse.ArgumentParser:
                   "Boot a kernel variant under QEMU (TCG unless KVM really works) with the "
                   "harness's initramfs, and wait for the guest's end marker. Fails on panic, "
                   "hang or silence.")
-    g = _boot_args(bt, timeout=300, help_timeout="wall-clock limit in seconds (300)")
+    g = _boot_args(bt, timeout=300, help_timeout="wall-clock limit in seconds (300)", profile=True)
     g.add_argument("--modules", default="", help="comma-separated modules the init loads")
     g.add_argument("--workload", choices=("none", "agent", "shell-cmd"), default="none",
                    help="what the guest init runs after loading modules (none)")
@@ -700,7 +702,8 @@ def parser() -> argparse.ArgumentParser:
                   "counted in the guest and the delivered rate over time. With --case, run a "
                   "case's before and after variants and diff their kernel reports.")
     # one vCPU: under TCG on 2 host cores, -smp 2 halves the delivered status rate
-    _boot_args(rn, timeout=120, help_timeout="seconds allowed beyond --duration (120)", smp=1)
+    _boot_args(rn, timeout=120, help_timeout="seconds allowed beyond --duration (120)", smp=1,
+               profile=True)
     g = rn.add_argument_group("flood")
     g.add_argument("--flood", default="control:max",
                    help="PATTERN[:RATE]: control, button, mixed, malformed or random; "
