@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import errors, proc, symbolize
+from . import errors, paths, proc, symbolize
 
-PLUGIN_DIR = Path(__file__).resolve().parent.parent / "bench" / "insnprof"
+PLUGIN_DIR = paths.REPO / "bench" / "insnprof"
 PLUGIN = PLUGIN_DIR / "build" / "insnprof.so"
 
 USER = "[user]"
