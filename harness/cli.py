@@ -347,7 +347,7 @@ def cmd_run_case(a) -> int:
     # builds first, one after the other (incremental, seeded from each other) ...
     for v, variant in variants:
         prog.note(f"[case {case.name}] variant {v.name}: {len(variant.patches)} patches")
-        kernel.build(variant, jobs=a.jobs, progress=prog, force=a.force)
+        kernel.build(variant, jobs=a.jobs, progress=prog, force=a.force, need_tree=True)
     # ... then the boots, --parallel at a time (each is mostly QEMU)
     jobs = [(v, variant, r) for v, variant in variants for r in range(a.runs)]
 
@@ -433,10 +433,11 @@ class FloodRunner:
             self._src = kernel.find_source(self.a.kernel)
         return self.variant_for(prefix).key(self._src)
 
-    def build(self, prefix: int):
+    def build(self, prefix: int, need_tree: bool = False):
         try:
             self.builds[prefix] = kernel.build(self.variant_for(prefix), jobs=self.a.jobs,
-                                               progress=self.prog, force=self.a.force)
+                                               progress=self.prog, force=self.a.force,
+                                               need_tree=need_tree)
         except (errors.BuildError, errors.InputError) as e:
             return e.message.splitlines()[0]
         return None
@@ -497,8 +498,9 @@ def point_at_code(res: bisect.Result, user: list, matcher: bisect.Matcher,
                         if matcher.matches(r.title)), None)
             if rep is None:
                 continue
-            if step.prefix not in runner.builds:      # resumed: the build is cached
-                runner.build(step.prefix)
+            # resumed (the build is cached), or its work tree pruned since: file:line and
+            # the layout need the tree
+            runner.build(step.prefix, need_tree=True)
             art = runner.builds.get(step.prefix)
             frames = symbolize.symbolizer(art.artifacts.dir).symbolize_report(rep) if art else []
             where = {f.function: f.where for f in frames if f.function and f.where}

@@ -491,9 +491,20 @@ def configure(tree: Path, fragments, version: str, log, progress: Progress, labe
     return text
 
 
+def has_tree(key: str) -> bool:
+    """Whether a variant's work tree is there, built (`dmaharness cache prune` removes them)."""
+    return (paths.cache_dir() / "work" / key / "_build" / "Makefile").is_file()
+
+
 def build(variant: Variant, *, jobs: int | None = None, progress: Progress | None = None,
-          force: bool = False) -> BuildResult:
-    """Build a variant, or return its cached artifacts."""
+          force: bool = False, need_tree: bool = False) -> BuildResult:
+    """Build a variant, or return its cached artifacts.
+
+    ``need_tree``: the caller also needs the variant's built work tree (file:line
+    by recompiling a source file, structure layouts); a cached variant whose
+    tree was pruned is built again (incrementally, from a seed), and keeps
+    its artifacts.
+    """
     progress = progress or Progress()
     t0 = time.monotonic()
     src = find_source(variant.version)
@@ -501,14 +512,18 @@ def build(variant: Variant, *, jobs: int | None = None, progress: Progress | Non
     label = f"build {variant.version}"
     if not force:
         art = load_artifacts(key)
-        if art:
+        if art and (not need_tree or has_tree(key)):
             _touch(art.dir / "meta.json")     # last use, for `dmaharness cache`
             return BuildResult(art, True, time.monotonic() - t0)
     check_tools()
     with paths.locked(f"variant-{key}", wait_message=f"[{label}] waiting for another run building {key}"):
         art = load_artifacts(key)
-        if art and not force:
+        if art and not force and (not need_tree or has_tree(key)):
             return BuildResult(art, True, time.monotonic() - t0)
+        keep = art if art and not force else None       # only the tree is missing
+        if keep:
+            progress.note(f"[{label}] {key}: its work tree was pruned; building it again "
+                          "for file:line and layouts (the artifacts stay)")
         pristine = pristine_tree(src, progress)
         work = paths.sub("work")
         tree = work / key
@@ -572,7 +587,8 @@ def build(variant: Variant, *, jobs: int | None = None, progress: Progress | Non
             jobs = jobs or os.cpu_count() or 2
             with paths.locked("kbuild", wait_message=f"[{label}] waiting for another kernel build"):
                 steps = _make(tree, [f"-j{jobs}", "bzImage", "modules"], log, progress, label, expected)
-            art = _publish(tree, key, variant, src, log, state, steps, time.monotonic() - t0, seeded)
+            art = keep or _publish(tree, key, variant, src, log, state, steps, time.monotonic() - t0,
+                                   seeded)
         state["built"] = True
         state_file.write_text(json.dumps(state, indent=1) + "\n")
         el = time.monotonic() - t0

@@ -285,6 +285,11 @@ class Symbolizer:
         # Without debug info: recompile the source file of a wanted frame
         # with -g (at most `recompile` files; kept in the cache's scratch)
         self._recompile = recompile if self._can_recompile() else 0
+        if (self.reason and "debug info" in self.reason and not self._recompile and self.tree
+                and not (Path(self.tree) / "_build" / "Makefile").is_file()):
+            self.reason += (f"; nor can its source files be recompiled with -g: its work tree "
+                            f"{self.tree} is gone (`dmaharness cache prune`; `run --case` and "
+                            "`bisect` build it again)")
         self._g_objs: dict[tuple[str, Optional[str]], Optional[Path]] = {}
 
     # -- setup

@@ -243,6 +243,8 @@ class SymbolizeTest(unittest.TestCase):
         self.assertFalse(s.available)
         self.assertIn("CONFIG_DEBUG_INFO_NONE", s.reason)
         self.assertIn(symbolize.DEBUG_CONFIG, s.reason)
+        # the tree it would recompile in has no build folder (pruned): said so
+        self.assertIn("cache prune", s.reason)
         self.assertIsNone(s.symbolize(["second+0x4/0x20"])[0].file)
 
     def test_missing_artifacts(self):
@@ -270,6 +272,10 @@ class RecompileRealTest(unittest.TestCase):
             art = _json.load(open(r))["build"].get("artifacts")
             if art and os.path.isdir(art) and os.path.isfile(os.path.join(os.path.dirname(r), "console.log")):
                 self.art, self.console = art, os.path.join(os.path.dirname(r), "console.log")
+                tree = _json.load(open(os.path.join(art, "meta.json"))).get("tree", "")
+                if not os.path.isfile(os.path.join(tree, "_build", "Makefile")):
+                    self.skipTest(f"the seed-case variant's work tree {tree} was pruned "
+                                  "(the integration seed case builds it again)")
                 return
         self.skipTest("no 6.1 seed-case run with its artifacts in the cache")
 
