@@ -59,7 +59,7 @@ class Tree:
     patches: int
     built: bool
     last_used: float          # seconds since the epoch
-    size: int = 0             # its _build folder's bytes (the rest is mostly hard links)
+    size: int                 # its _build folder's bytes (the rest is mostly hard links)
 
     def to_json(self) -> dict:
         return {"key": self.key, "path": str(self.path), "version": self.version,
@@ -74,7 +74,7 @@ def _mtime(p: Path) -> float:
         return 0.0
 
 
-def trees(*, sizes: bool = True) -> list[Tree]:
+def trees() -> list[Tree]:
     """Variant work trees that have a state file, most recently used first.
 
     Last use: the newer of the state file (written by every build of the
@@ -92,10 +92,8 @@ def trees(*, sizes: bool = True) -> list[Tree]:
         if not tree.is_dir():
             continue
         used = max(_mtime(state_file), _mtime(paths.cache_dir() / "artifacts" / key / "meta.json"))
-        t = Tree(key, tree, version, len(st.get("patches", [])), bool(st.get("built")), used)
-        if sizes:
-            t.size = disk_usage(tree / "_build")
-        out.append(t)
+        out.append(Tree(key, tree, version, len(st.get("patches", [])), bool(st.get("built")), used,
+                        disk_usage(tree / "_build")))
     return sorted(out, key=lambda t: -t.last_used)
 
 

@@ -285,8 +285,7 @@ class Symbolizer:
         # Without debug info: recompile the source file of a wanted frame
         # with -g (at most `recompile` files; kept in the cache's scratch)
         self._recompile = recompile if self._can_recompile() else 0
-        if (self.reason and "debug info" in self.reason and not self._recompile and self.tree
-                and not (Path(self.tree) / "_build" / "Makefile").is_file()):
+        if self.reason and "debug info" in self.reason and self.tree and not self._tree_built():
             self.reason += (f"; nor can its source files be recompiled with -g: its work tree "
                             f"{self.tree} is gone (`dmaharness cache prune`; `run --case` and "
                             "`bisect` build it again)")
@@ -332,6 +331,10 @@ class Symbolizer:
             return False
         if shutil.which(self.addr2line) is None or not self.tree:
             return False
+        return self._tree_built()
+
+    def _tree_built(self) -> bool:
+        """The variant's work tree, configured and built (`cache prune` removes it)."""
         return (Path(self.tree) / "_build" / "Makefile").is_file()
 
     def _target_g(self, f: Frame, exact: bool) -> Optional[tuple[Path, str, int]]:

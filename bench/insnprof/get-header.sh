@@ -13,8 +13,8 @@ upstream=$(echo "$ver" | sed 's/^[0-9]*://; s/-[^-]*$//')
 dir="$cache/qemu-plugin-api/$upstream"
 if [ ! -f "$dir/qemu-plugin.h" ]; then
 	url="http://deb.debian.org/debian/pool/main/q/qemu/qemu_$upstream.orig.tar.xz"
-	tmp=$(mktemp -d "$cache/qemu-plugin-api.XXXXXX" 2>/dev/null || {
-		mkdir -p "$cache" && mktemp -d "$cache/qemu-plugin-api.XXXXXX"; })
+	mkdir -p "$cache"
+	tmp=$(mktemp -d "$cache/qemu-plugin-api.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT INT TERM
 	echo "insnprof: fetching qemu-plugin.h from $url" >&2
 	if ! curl -fsS -o "$tmp/src.tar.xz" "$url"; then
