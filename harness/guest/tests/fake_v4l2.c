@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * A simulated uvcvideo camera for the agent's unit tests, included by
- * test_agent.c.  The test binary is linked with -Wl,--wrap for open, close,
+ * A simulated uvcvideo camera for the agent's unit tests, linked into
+ * their binary (tests/fake_v4l2.h).  The test binary is linked with -Wl,--wrap for open, close,
  * read, ioctl, ppoll, opendir, readdir, closedir and clock_gettime; while
  * sim.active is set those calls reach this model instead of the kernel, and
  * time is virtual (it advances only inside ppoll), so runs are deterministic
@@ -23,10 +23,26 @@
  *   KEY_CAMERA press/release followed by SYN_REPORT.
  *
  * This is test code: the wrappers have no context argument, so the model
- * lives in one file-scope variable.
+ * lives in one global variable, `sim`.
  */
-#include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+
+#include <linux/input.h>
+#include <linux/videodev2.h>
+
+#include "run.h"
+#include "timing.h"
+
+#include "fake_v4l2.h"
 
 int __real_open(const char *path, int flags, ...);
 int __real_close(int fd);
@@ -39,76 +55,7 @@ struct dirent *__real_readdir(DIR *d);
 int __real_closedir(DIR *d);
 int __real_clock_gettime(clockid_t clk, struct timespec *ts);
 
-#define SIM_FD_BASE	4000
-#define SIM_MAX_FH	64
-#define SIM_MAX_CAM	2
-#define SIM_NCTRL	4
-#define SIM_INPUT_Q	256
-
-enum sim_kind { SIM_VIDEO, SIM_META, SIM_INPUT, SIM_OTHER_INPUT };
-
-struct sim_fh {
-	bool used;
-	enum sim_kind kind;
-	int cam;
-	bool dead;
-	/* video */
-	uint32_t sequence;
-	bool sub[SIM_NCTRL];
-	bool pend[SIM_NCTRL];
-	uint32_t pend_seq[SIM_NCTRL];
-	bool have_dq;
-	uint32_t last_dq;
-	uint64_t dequeued;
-	/* input */
-	struct input_event q[SIM_INPUT_Q];
-	size_t qh, qn;
-};
-
-struct sim_cam {
-	bool plugged;
-	char bus_info[32];
-	char card[32];
-	int video_num, meta_num, input_num;
-	int users;
-	uint64_t plug_at;	/* 0: plugged from the start */
-	uint64_t unplug_at;	/* 0: never */
-	uint64_t replug_at;	/* 0: never */
-	int replug_video_num, replug_meta_num, replug_input_num;
-	uint64_t emit_period_ns;
-	uint64_t next_emit;
-	uint64_t tick;
-	bool key_down;
-	/* truth */
-	uint64_t key_press, key_release;
-	uint64_t video_opens;
-	uint64_t phys_ioctls;
-	uint64_t corrupt_phys_on;	/* n-th EVIOCGPHYS returns garbage */
-	const char *phys_suffix;	/* instead of "/button" */
-	bool no_ext_ctrl;	/* VIDIOC_QUERY_EXT_CTRL -> ENOTTY (old kernel) */
-	bool no_input;		/* no input device (6.12 without trigger) */
-	uint64_t emitted_seen;	/* per closed fh: last dequeued seq + 1 */
-	uint64_t dequeued;
-	uint64_t subscribe_ok;
-};
-
-struct sim {
-	bool active;
-	uint64_t now;
-	struct sim_cam cam[SIM_MAX_CAM];
-	int ncam;
-	struct sim_fh fh[SIM_MAX_FH];
-	/* one directory stream at a time */
-	bool dir_open;
-	char names[16][32];
-	int nnames, pos;
-	struct dirent de;
-	int dir_token;
-	uint64_t sigterm_at;	/* deliver "SIGTERM" then (0: never) */
-	uint64_t stray_fds;	/* non-simulated fds seen while active */
-};
-
-static struct sim sim;
+struct sim sim;
 
 static const struct {
 	uint32_t id;
@@ -121,14 +68,13 @@ static const struct {
 };
 #define SIM_CLASS_ID	0x00980001	/* V4L2_CID_USER_CLASS */
 
-static void sim_reset(void)
+void sim_reset(void)
 {
 	memset(&sim, 0, sizeof(sim));
 	sim.now = 1000 * NSEC_PER_SEC;
 }
 
-static struct sim_cam *sim_add_cam(const char *bus, int video, int meta,
-				   int input)
+struct sim_cam *sim_add_cam(const char *bus, int video, int meta, int input)
 {
 	struct sim_cam *c = &sim.cam[sim.ncam++];
 
@@ -326,7 +272,7 @@ int __wrap_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 
 		if (sim.sigterm_at && sim.now >= sim.sigterm_at) {
 			sim.sigterm_at = 0;
-			stop_signal = SIGTERM;	/* as the handler would */
+			on_signal(SIGTERM);	/* as if the signal came */
 			errno = EINTR;
 			return -1;
 		}
@@ -742,8 +688,7 @@ int __wrap_closedir(DIR *d)
 	return 0;
 }
 
-/* Number of simulated handles still open (leak check). */
-static int sim_open_handles(void)
+int sim_open_handles(void)
 {
 	int i, n = 0;
 

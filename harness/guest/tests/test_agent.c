@@ -4,17 +4,34 @@
  * parsing, sequence-gap counting, rate scheduling, per-second series, error
  * and control tables) and command-line checks of the built binary (argv[1]).
  *
- * The agent's source is included so its static functions are reachable;
- * DMAHARNESS_AGENT_TEST leaves out its main().  The last line printed is
- * "N passed, N failed".
+ * It links the agent's objects (all but main.o) and tests/fake_v4l2.c, a
+ * simulated camera.  The last line printed is "N passed, N failed".
  */
-#include "../agent.c"
-
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
-#include "fake_v4l2.c"
+#include "agent.h"
+#include "camera.h"
+#include "counters.h"
+#include "input.h"
+#include "json.h"
+#include "options.h"
+#include "result.h"
+#include "run.h"
+#include "timing.h"
+
+#include "fake_v4l2.h"
 
 struct tctx {
 	int checks_failed;
@@ -894,7 +911,7 @@ static void check_truth(struct tctx *t, const struct camera *c,
 	CHECK(t, c->ev_value == c->seq.dequeued);
 }
 
-/* Every field the JSON comment in agent.c documents is present. */
+/* Every field the JSON comment in result.h documents is present. */
 static void check_documented_fields(struct tctx *t, const char *j)
 {
 	static const char *const keys[] = {
@@ -1432,7 +1449,7 @@ static void test_sim_no_input_device(struct tctx *t)
 	sim.sigterm_at = sim.now + 1900 * 1000000ULL;
 	run_loop(a, &(sigset_t){ 0 });
 	sim.active = false;
-	stop_signal = 0;
+	clear_signal();
 	/* not during the run (grace), only at its end */
 	CHECK(t, a->cam[0].input_error[0] != '\0');
 	CHECK(t, a->cam[0].input_error_ns - a->run_start_ns ==
@@ -1454,7 +1471,7 @@ static void test_sim_no_input_device(struct tctx *t)
 	sim.sigterm_at = sim.now + 2600 * 1000000ULL - 1;
 	run_loop(a, &(sigset_t){ 0 });
 	sim.active = false;
-	stop_signal = 0;
+	clear_signal();
 	/* the input rescan at 2.0 s, once the grace has passed */
 	CHECK(t, a->cam[0].input_error[0] != '\0');
 	CHECK(t, a->cam[0].input_error_ns - a->run_start_ns ==
@@ -1491,7 +1508,7 @@ static void test_sim_sigterm(struct tctx *t)
 	}
 	a->opt.duration_s = 10.0;
 	CHECK(t, sim_run(a));
-	stop_signal = 0;
+	clear_signal();
 	CHECK_STR(t, a->stopped_by, "signal:SIGTERM");
 	ran = secs_since(a->run_start_ns, sim.now);
 	/* SIGTERM 1.3 s after the start; the run began after the 50 ms settle */

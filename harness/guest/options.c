@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Command-line options of the agent (see options.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "agent.h"
+#include "options.h"
+
+const char usage_text[] =
+"Usage: " AGENT_NAME " [OPTIONS]\n"
+"\n"
+"Drive uvcvideo cameras the way applications do and count what happens:\n"
+"open /dev/videoN (the status URB runs only while it is open), subscribe to\n"
+"V4L2_EVENT_CTRL for every control and count events (dequeued, and emitted\n"
+"according to the events' sequence numbers), count key events on the\n"
+"camera's input device, read its phys string with EVIOCGPHYS, and cycle\n"
+"close/open.  A camera that disconnects is reopened when it comes back.\n"
+"At the end one line `" AGENT_LINE_PREFIX "{json}` goes to stdout.\n"
+"\n"
+"Options (VALUE may also be given as --option=VALUE):\n"
+"  --duration SECONDS  run time after the cameras appeared (default 10;\n"
+"                      suffixes s, ms, m accepted: 20s, 500ms, 2m)\n"
+"  --wait SECONDS      how long to wait for the cameras to appear (default 30)\n"
+"  --cycle-hz HZ       close and reopen each video node HZ times per second,\n"
+"                      re-subscribing after each open (default 0: never)\n"
+"  --phys-hz HZ        EVIOCGPHYS reads of each input device per second\n"
+"                      (default 0: never)\n"
+"  --batch SECONDS     after a wake-up that found events, wait this long before\n"
+"                      polling again, then read everything queued (default 0:\n"
+"                      wake for every event).  Fewer wake-ups leave the guest's\n"
+"                      CPU to the driver; V4L2 events are still all counted\n"
+"                      (sequence numbers), key events as long as the input\n"
+"                      device's buffer (64 events) does not overflow\n"
+"                      (syn_dropped counts that); at most 1 s, e.g. 2ms\n"
+"  --cameras N         wait for and drive N uvcvideo cameras (1..8, default 1)\n"
+"  --device PATH       use this video node instead of scanning /dev/video*;\n"
+"                      repeat for several cameras (sets --cameras)\n"
+"  --initial           subscribe with V4L2_EVENT_SUB_FL_SEND_INITIAL (the\n"
+"                      driver reads every control on each subscription)\n"
+"  --series            include per-second series in the JSON\n"
+"  --live              print `" AGENT_TICK_PREFIX "{json}` to stderr every second\n"
+"  --output PATH       also write the result line to PATH (e.g. a virtio\n"
+"                      console, away from kernel messages on the serial console)\n"
+"  -h, --help          show this help and exit\n"
+"\n"
+"Cameras are found by VIDIOC_QUERYCAP: driver \"uvcvideo\" with the\n"
+"video-capture capability (the metadata node is skipped).  A camera that\n"
+"comes back is recognised by its bus_info (USB port path).  The input device\n"
+"is the /dev/input/eventN whose phys is \"<bus_info>/button\".\n"
+"\n"
+"Exit status: 0 success; 1 a camera was found but could not be driven;\n"
+"2 no camera appeared within --wait; 3 fewer cameras than --cameras appeared\n"
+"(the run still happens with those found); 64 bad command line.\n"
+"The JSON line is printed in every case except --help; on failure it has an\n"
+"\"error\" string, otherwise \"error\" is null.  Its fields (JSON version\n"
+"1) are described in harness/guest/result.h.\n";
+
+void options_default(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->duration_s = 10.0;
+	o->wait_s = 30.0;
+	o->cameras = 1;
+}
+
+/* Seconds with an optional suffix s, ms or m; finite, >= 0, <= max. */
+static int parse_seconds(const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -1;
+	if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+		;
+	else if (strcmp(end, "ms") == 0)
+		v /= 1000.0;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		v *= 60.0;
+	else
+		return -1;
+	if (!(v >= 0.0) || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A rate in Hz, optionally suffixed "hz" or "/s"; 0 disables. */
+static int parse_hz(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -1;
+	if (*end && strcasecmp(end, "hz") != 0 && strcmp(end, "/s") != 0)
+		return -1;
+	if (!(v >= 0.0) || v > MAX_HZ)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned int lo, unsigned int hi,
+		      unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/*
+ * Parse argv into o (which the caller filled with defaults).  Returns 0 on
+ * success (o->help set for --help) or -1 with a message in err.
+ */
+int parse_args(int argc, char **argv, struct options *o,
+	       char *err, size_t errlen)
+{
+	bool cameras_given = false;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *val = NULL;
+		char name[32];
+		const char *eq;
+		bool flag;
+
+		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+			o->help = true;
+			return 0;
+		}
+		if (strncmp(arg, "--", 2) != 0) {
+			snprintf(err, errlen, "unexpected argument '%s'", arg);
+			return -1;
+		}
+		eq = strchr(arg, '=');
+		if (eq) {
+			size_t n = (size_t)(eq - arg);
+
+			if (n >= sizeof(name)) {
+				snprintf(err, errlen, "unknown option '%s'", arg);
+				return -1;
+			}
+			memcpy(name, arg, n);
+			name[n] = '\0';
+			val = eq + 1;
+		} else {
+			snprintf(name, sizeof(name), "%s", arg);
+			if (strlen(arg) >= sizeof(name)) {
+				snprintf(err, errlen, "unknown option '%s'", arg);
+				return -1;
+			}
+		}
+
+		flag = strcmp(name, "--series") == 0 ||
+		       strcmp(name, "--live") == 0 ||
+		       strcmp(name, "--initial") == 0;
+		if (flag) {
+			if (val) {
+				snprintf(err, errlen, "%s takes no value", name);
+				return -1;
+			}
+			if (strcmp(name, "--series") == 0)
+				o->series = true;
+			else if (strcmp(name, "--live") == 0)
+				o->live = true;
+			else
+				o->initial = true;
+			continue;
+		}
+		if (strcmp(name, "--duration") && strcmp(name, "--wait") &&
+		    strcmp(name, "--cycle-hz") && strcmp(name, "--phys-hz") &&
+		    strcmp(name, "--cameras") && strcmp(name, "--device") &&
+		    strcmp(name, "--output") && strcmp(name, "--batch")) {
+			snprintf(err, errlen, "unknown option '%s' (see --help)",
+				 name);
+			return -1;
+		}
+		if (!val) {
+			if (i + 1 >= argc) {
+				snprintf(err, errlen, "%s needs a value", name);
+				return -1;
+			}
+			val = argv[++i];
+		}
+
+		if (strcmp(name, "--duration") == 0) {
+			if (parse_seconds(val, MAX_DURATION_S, &o->duration_s)) {
+				snprintf(err, errlen,
+					 "--duration: '%s' is not a duration between 0 and %.0f seconds (e.g. 20, 20s, 500ms, 2m)",
+					 val, MAX_DURATION_S);
+				return -1;
+			}
+		} else if (strcmp(name, "--wait") == 0) {
+			if (parse_seconds(val, MAX_DURATION_S, &o->wait_s)) {
+				snprintf(err, errlen,
+					 "--wait: '%s' is not a duration between 0 and %.0f seconds",
+					 val, MAX_DURATION_S);
+				return -1;
+			}
+		} else if (strcmp(name, "--batch") == 0) {
+			if (parse_seconds(val, 1.0, &o->batch_s)) {
+				snprintf(err, errlen,
+					 "--batch: '%s' is not a time between 0 and 1 second (e.g. 2ms)",
+					 val);
+				return -1;
+			}
+		} else if (strcmp(name, "--cycle-hz") == 0 ||
+			   strcmp(name, "--phys-hz") == 0) {
+			double *dst = strcmp(name, "--cycle-hz") == 0 ?
+				      &o->cycle_hz : &o->phys_hz;
+
+			if (parse_hz(val, dst)) {
+				snprintf(err, errlen,
+					 "%s: '%s' is not a rate between 0 and %.0f Hz",
+					 name, val, MAX_HZ);
+				return -1;
+			}
+		} else if (strcmp(name, "--cameras") == 0) {
+			if (parse_uint(val, 1, MAX_CAMERAS, &o->cameras)) {
+				snprintf(err, errlen,
+					 "--cameras: '%s' is not a number between 1 and %d",
+					 val, MAX_CAMERAS);
+				return -1;
+			}
+			cameras_given = true;
+		} else if (strcmp(name, "--device") == 0) {
+			if (!*val) {
+				snprintf(err, errlen, "--device: empty path");
+				return -1;
+			}
+			if (o->ndevices >= MAX_CAMERAS) {
+				snprintf(err, errlen,
+					 "--device: at most %d devices",
+					 MAX_CAMERAS);
+				return -1;
+			}
+			o->devices[o->ndevices++] = val;
+		} else { /* --output */
+			if (!*val) {
+				snprintf(err, errlen, "--output: empty path");
+				return -1;
+			}
+			o->output = val;
+		}
+	}
+
+	if (o->ndevices > 0) {
+		if (cameras_given && o->cameras != o->ndevices) {
+			snprintf(err, errlen,
+				 "--cameras %u contradicts %u --device option(s)",
+				 o->cameras, o->ndevices);
+			return -1;
+		}
+		o->cameras = o->ndevices;
+	}
+	return 0;
+}
