@@ -19,17 +19,10 @@ that lies in the lines the buffer touches, the way pahole prints it::
 How:
 
 1. **Debug info, cheaply.**  The variants are built without debug info, so
-   one source file is compiled again with ``-g``: the one that defines the
-   report's guilty function (:func:`locate_function`: ``nm`` over the
-   module's objects listed in ``<build>/<dir>/<module>.mod``, or over the
-   thin archive ``vmlinux.a`` for built-in code; then a plain-text search of
-   the sources when the function was inlined away).  The exact compile
-   command comes from kbuild's ``.<obj>.cmd`` file; it is run from the
-   build folder with ``-g -fno-eliminate-unused-debug-types`` added, the
-   dependency output dropped and the object written under
-   ``<cache>/scratch/layout/<artifacts key>/`` (the artifacts key names
-   the build's content, so the object is reused).  Nothing in the build
-   folder is written.
+   the source file that defines the report's guilty function is compiled
+   again with ``-g`` by :mod:`harness.recompile` (kbuild's own command,
+   the object under ``<cache>/scratch/layout/``; nothing in the build
+   folder is written).
 2. **Structures.**  ``pahole`` (dwarves) prints every structure of the
    object; without it, ``gdb`` gives the sizes (``sizeof``) of every struct
    ``info types`` lists, then ``ptype /o`` of those whose size fits.  Both
@@ -61,7 +54,8 @@ device owns this byte", also inside KASAN ``dma-owned`` reports, whose
 ``access offset`` is marked).
 
 ``python3 -m harness.layout --artifacts DIR --console LOG`` prints the
-layout of each detector report of a console log.
+layout of each detector report of a console log.  File:line and the layout
+of a report together come from :mod:`harness.enrich`.
 """
 
 from __future__ import annotations
@@ -70,7 +64,6 @@ import argparse
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -78,7 +71,11 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from html import escape
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
+
+from .diff import example_rows
+from .recompile import RecompileError, compile_with_debug, locate_function
+from .reports import fold, parse
 
 JSON_VERSION = 1
 DEFAULT_LINE = 128
@@ -201,10 +198,6 @@ class Member:
     @property
     def end(self) -> int:
         return self.offset + self.size
-
-    @property
-    def base_name(self) -> str:
-        return self.name.split("[", 1)[0]
 
     @property
     def decl(self) -> str:
@@ -711,209 +704,8 @@ def build_layout(f: DmaFacts, cand: Candidate, structs: Mapping[str, Struct], *,
                   buf, sharing, cands, "; ".join(notes) or None)
 
 
-# --------------------------------------------------------------------------
-# Finding the source file and compiling it with -g
-
-
-def _meta(artifacts: Path) -> dict:
-    try:
-        return json.loads((Path(artifacts) / "meta.json").read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def build_dir(artifacts: Path | str) -> Optional[Path]:
-    tree = _meta(Path(artifacts)).get("tree")
-    if not tree:
-        return None
-    b = Path(tree) / "_build"
-    return b if b.is_dir() else None
-
-
-def _nm_defines(paths: Sequence[str], cwd: Path, func: str) -> Optional[str]:
-    """The first object (as nm names it) defining text symbol `func`."""
-    if not paths:
-        return None
-    try:
-        r = subprocess.run(["nm", "-A", "--defined-only", *paths], cwd=cwd,
-                           capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    rx = re.compile(r"^(.*?):\s*[0-9a-fA-F]+ [tTW] (" + re.escape(func) + r")(\.\w+(\.\d+)?)*$")
-    for ln in r.stdout.splitlines():
-        m = rx.match(ln)
-        if m:
-            obj = m.group(1)
-            return obj.split(":", 1)[1] if obj.startswith("vmlinux.a:") else obj
-    return None
-
-
-def _module_objects(build: Path, module: str) -> list[str]:
-    """Objects of a module from modules.order and its .mod file."""
-    want = module.replace("-", "_")
-    try:
-        order = (build / "modules.order").read_text().split()
-    except OSError:
-        order = []
-    for entry in order:
-        stem = os.path.basename(entry).rsplit(".", 1)[0]
-        if stem.replace("-", "_") == want:
-            mod = build / (entry.rsplit(".", 1)[0] + ".mod")
-            try:
-                return [o for o in mod.read_text().split() if o.endswith(".o")]
-            except OSError:
-                return []
-    return []
-
-
-def _source_of(build: Path, obj: str) -> Optional[str]:
-    """Tree-relative source file of an object, from its .cmd file."""
-    cmd = _cmd_line(build, obj)
-    if cmd is None:
-        return None
-    toks = _tokens(cmd)
-    for t in reversed(toks):
-        if t.endswith((".c", ".S")) and not t.startswith("-"):
-            return os.path.normpath(t[3:] if t.startswith("../") else t)
-    return None
-
-
-def _cmd_line(build: Path, obj: str) -> Optional[str]:
-    d, base = os.path.split(obj)
-    path = build / d / f".{base}.cmd"
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return None
-    for ln in text.splitlines():
-        for prefix in (f"cmd_{obj} := ", f"savedcmd_{obj} := "):
-            if ln.startswith(prefix):
-                return ln[len(prefix):]
-    return None
-
-
-def _tokens(cmd: str) -> list[str]:
-    """The compile command of a kbuild command line (before the first ';')."""
-    try:
-        toks = shlex.split(cmd)
-    except ValueError:
-        return []
-    if ";" in toks:
-        toks = toks[:toks.index(";")]
-    return toks
-
-
-_DEF_RE = r"^[A-Za-z_][\w \t\*]*\b{}\s*\([^;]*$"
-
-
-def _grep_definition(tree: Path, files: Iterable[str], func: str) -> Optional[str]:
-    rx = re.compile(_DEF_RE.format(re.escape(func)), re.M)
-    for rel in files:
-        try:
-            text = (tree / rel).read_text(errors="replace")
-        except OSError:
-            continue
-        if rx.search(text):
-            return rel
-    return None
-
-
-def locate_function(artifacts_dir: Path | str, func: str,
-                    module: Optional[str] = None) -> Optional[str]:
-    """Tree-relative source file defining `func` in a built variant, or None.
-
-    `module` (``uvcvideo``) limits the search to that module's objects;
-    without it, the built-in objects (``vmlinux.a``) are searched.  Static
-    functions GCC renamed (``f.isra.0``, ``f.constprop.0``) count.  A
-    function inlined everywhere has no symbol: then the sources of the
-    module's objects are searched for its definition.
-    """
-    build = build_dir(artifacts_dir)
-    if build is None or not func:
-        return None
-    func = func.split(".", 1)[0]
-    if module:
-        objs = _module_objects(build, module)
-        obj = _nm_defines(objs, build, func)
-        if obj is None:
-            srcs = [s for s in (_source_of(build, o) for o in objs) if s]
-            return _grep_definition(build.parent, srcs, func)
-    else:
-        obj = _nm_defines(["vmlinux.a"], build, func) if (build / "vmlinux.a").exists() else None
-    return _source_of(build, obj) if obj else None
-
-
-def _scratch_root() -> Path:
-    from . import paths
-    return paths.sub("scratch") / "layout"
-
-
-def compile_with_debug(artifacts_dir: Path | str, source: str, *,
-                       scratch: Optional[Path] = None, timeout: float = 600) -> Path:
-    """Compile one tree-relative source file of a built variant with -g.
-
-    Returns the object's path under `scratch` (default
-    ``<cache>/scratch/layout/<artifacts key>/``), reused when present.
-    Raises LayoutError when the build folder, the .cmd file or the compiler
-    fails.
-    """
-    artifacts = Path(artifacts_dir)
-    build = build_dir(artifacts)
-    if build is None:
-        raise LayoutError(f"{artifacts}: no build folder (meta.json's tree/_build is gone)")
-    obj = os.path.splitext(source)[0] + ".o"
-    cmd = _cmd_line(build, obj)
-    if cmd is None:
-        raise LayoutError(f"no kbuild command for {obj} in {build}")
-    root = Path(scratch) if scratch else _scratch_root() / (_meta(artifacts).get("key")
-                                                            or artifacts.name)
-    out = root / (obj[:-2] + ".g.o")
-    if out.is_file() and out.stat().st_size > 0:
-        return out
-    toks = _tokens(cmd)
-    while toks and toks[0] in ("ccache", "distcc", "sccache"):
-        toks = toks[1:]
-    if "-o" not in toks or not toks:
-        raise LayoutError(f"cannot read the compile command of {obj}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".o", dir=out.parent)
-    os.close(fd)
-    new: list[str] = []
-    skip = False
-    for i, t in enumerate(toks):
-        if skip:
-            skip = False
-            continue
-        if t.startswith("-Wp,-MMD") or t.startswith("-Wp,-MD"):
-            continue
-        if t in ("-MD", "-MMD"):
-            continue
-        if t == "-MF":
-            skip = True
-            continue
-        if t == "-o":
-            new += ["-o", tmp]
-            skip = True
-            continue
-        if t.startswith("-g") and t != "-g":
-            continue
-        new.append(t)
-    new += ["-g", "-fno-eliminate-unused-debug-types"]
-    try:
-        r = subprocess.run(new, cwd=build, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        os.unlink(tmp)
-        raise LayoutError(f"compiling {source} with -g failed: {e}") from None
-    if r.returncode != 0:
-        os.unlink(tmp)
-        tail = " | ".join(r.stderr.strip().splitlines()[-3:])
-        raise LayoutError(f"compiling {source} with -g failed: {tail}")
-    os.replace(tmp, out)
-    return out
-
-
 class LayoutError(Exception):
-    pass
+    """pahole failed on an object."""
 
 
 # --------------------------------------------------------------------------
@@ -999,7 +791,7 @@ class LayoutFinder:
                 else:
                     st = structs_gdb(obj, lambda n: 0 < n <= f.object_size)
                 self._structs[key] = (st, tool)
-            except (LayoutError, OSError, subprocess.TimeoutExpired) as e:
+            except (RecompileError, LayoutError, OSError, subprocess.TimeoutExpired) as e:
                 self._structs[key] = (None, str(e))
         return self._structs[key]
 
@@ -1081,8 +873,11 @@ def annotate_layouts(outcome, artifacts_by_variant: Mapping[str, Path | str | No
     `artifacts_by_variant` maps a side's label (the variant names the diff
     was made with) to that variant's artifacts folder.  Errors never
     propagate: a row gets a Layout whose note says what went wrong.
+
+    Deprecated: :func:`harness.enrich.annotate_outcome` gives the rows
+    their file:line and their layout in one step; this stays until the
+    CLI calls that.
     """
-    from .diff import example_rows
     for row, label in example_rows(outcome):
         art = artifacts_by_variant.get(label)
         if art is None:
@@ -1108,7 +903,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--tool", choices=("pahole", "gdb"), help="force one tool")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    from .reports import fold, parse
     try:
         text = Path(a.console).read_text(errors="replace")
     except OSError as e:

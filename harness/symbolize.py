@@ -29,9 +29,9 @@ which.
 Without debug info (``CONFIG_DEBUG_INFO_NONE=y``, the default of the
 tinyconfig-based builds) the guilty frame and the module (driver) frames
 of a report are still resolved: the function's source file is found from
-the build folder's objects (harness.layout.locate_function) and compiled
+the build folder's objects (harness.recompile.locate_function) and compiled
 again, alone, with -g by kbuild's own command line, into the cache's
-scratch folder (harness.layout.compile_with_debug; reused afterwards).
+scratch folder (harness.recompile.compile_with_debug; reused afterwards).
 GCC's code does not depend on -g, and a frame is only looked up when the
 function's size in that object is the printed size.  At most 16 files
 per artifacts folder are compiled; ``DMAHARNESS_NO_RECOMPILE=1`` turns it
@@ -40,11 +40,13 @@ is given once per artifacts folder.  A config fragment with
 ``CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y`` (``CONFIG_DEBUG_INFO_REDUCED``
 is enough for file:line but loses inlined frames) makes it work.  File
 names are shown relative to the kernel tree (meta.json's ``tree``).
+
+A report's frames, guilty location and structure layout together come
+from :mod:`harness.enrich`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -54,6 +56,9 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
+
+from . import recompile
+from .diff import example_rows
 
 DEBUG_CONFIG = "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y"
 
@@ -294,11 +299,8 @@ class Symbolizer:
     # -- setup
 
     def _tree(self) -> Optional[str]:
-        try:
-            meta = json.loads((self.artifacts / "meta.json").read_text())
-            return str(meta.get("tree") or "") or None
-        except (OSError, ValueError):
-            return None
+        tree = recompile.work_tree(self.artifacts)
+        return str(tree) if tree else None
 
     def _unavailable(self) -> Optional[str]:
         config = self.artifacts / "config"
@@ -335,7 +337,7 @@ class Symbolizer:
 
     def _tree_built(self) -> bool:
         """The variant's work tree, configured and built (`cache prune` removes it)."""
-        return (Path(self.tree) / "_build" / "Makefile").is_file()
+        return recompile.tree_built(self.artifacts)
 
     def _target_g(self, f: Frame, exact: bool) -> Optional[tuple[Path, str, int]]:
         """Like _target, from the frame's source file recompiled with -g.
@@ -350,10 +352,9 @@ class Symbolizer:
             if self._recompile <= 0:
                 return None
             self._recompile -= 1
-            from . import layout        # layout imports nothing of ours at load
             try:
-                src = layout.locate_function(self.artifacts, f.function, f.module)
-                self._g_objs[key] = layout.compile_with_debug(self.artifacts, src) if src else None
+                src = recompile.locate_function(self.artifacts, f.function, f.module)
+                self._g_objs[key] = recompile.compile_with_debug(self.artifacts, src) if src else None
             except Exception:           # a view: never fail the caller over it
                 self._g_objs[key] = None
         obj = self._g_objs[key]
@@ -520,8 +521,11 @@ def annotate(outcome, symbolizers: Mapping[str, Symbolizer]) -> None:
     `symbolizers` maps a side's label (the variant names the diff was made
     with) to the Symbolizer of that variant's artifacts; rows whose example
     report comes from a side without one are left alone.
+
+    Deprecated: :func:`harness.enrich.annotate_outcome` gives the rows
+    their file:line and their layout in one step; this stays until the
+    CLI calls that.
     """
-    from .diff import example_rows
     for row, label in example_rows(outcome):
         sym = symbolizers.get(label)
         if sym is None:

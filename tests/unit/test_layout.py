@@ -7,8 +7,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import layout
-from harness.diff import compare
+from harness import layout, recompile
+from harness.diff import Outcome, compare
 from harness.reports import parse
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -244,6 +244,8 @@ class View(unittest.TestCase):
 
 
 class Annotate(unittest.TestCase):
+    """The deprecated layout.annotate_layouts (enrich.annotate_outcome replaces it)."""
+
     LOG = ("[    1.000000] ------------[ cut here ]------------\n"
            f"[    1.000001] {SHARING}\n"
            "[    1.000002] WARNING: CPU: 0 PID: 13 at kernel/dma/debug_cacheline.c:160 "
@@ -258,7 +260,6 @@ class Annotate(unittest.TestCase):
            "[    1.000010] ---[ end trace 0000000000000000 ]---\n")
 
     def test_rows_get_layouts(self):
-        from harness.diff import Outcome
         reps = parse(self.LOG)
         self.assertEqual(reps[0].guilty_frame, "uvc_v4l2_open")
         self.assertEqual(layout._guilty_module(reps[0]), "uvcvideo")
@@ -281,7 +282,8 @@ class Annotate(unittest.TestCase):
         self.assertEqual(comp.diff.rows[0].layout.note, "fake")
 
 
-def _before_artifacts():
+def before_artifacts():
+    """A cached, built 6.1 'before' variant of the seed case with its work tree, or None."""
     base = Path(os.environ.get("DMAHARNESS_CACHE", Path.home() / ".cache" / "dmaharness"))
     arts = base / "artifacts"
     if not arts.is_dir():
@@ -293,7 +295,7 @@ def _before_artifacts():
             continue
         pats = [p[0] if isinstance(p, list) else p for p in meta.get("patches", [])]
         if pats and "Embed-the-status-URB-buffer" in str(pats[-1]) \
-                and layout.build_dir(d) is not None:
+                and recompile.build_dir(d) is not None:
             return d
     return None
 
@@ -304,27 +306,17 @@ class RealVariant(unittest.TestCase):
     def setUp(self):
         if not shutil.which("gcc") or not (shutil.which("pahole") or shutil.which("gdb")):
             self.skipTest("gcc and pahole (or gdb) needed")
-        self.art = _before_artifacts()
+        self.art = before_artifacts()
         if self.art is None:
             self.skipTest("no built 6.1 variant ending in the seed case's 'Embed the status URB "
                           "buffer' patch in the cache (run `make run` once)")
 
-    def test_locate_function(self):
-        self.assertEqual(layout.locate_function(self.art, "uvc_v4l2_open", "uvcvideo"),
-                         "drivers/media/usb/uvc/uvc_v4l2.c")
-        self.assertEqual(layout.locate_function(self.art, "uvc_status_start", "uvcvideo"),
-                         "drivers/media/usb/uvc/uvc_status.c")
-        self.assertEqual(layout.locate_function(self.art, "usb_string_sub"),
-                         "drivers/usb/core/message.c")
-        self.assertIsNone(layout.locate_function(self.art, "no_such_function_xyz", "uvcvideo"))
-
     def test_uvc_device_status_shares_a_line(self):
         with tempfile.TemporaryDirectory() as tmp:
-            build = layout.build_dir(self.art)
+            build = recompile.build_dir(self.art)
             before = {p: p.stat().st_mtime for p in (build / "drivers/media/usb/uvc").iterdir()}
             fnd = layout.LayoutFinder(self.art, scratch=Path(tmp))
             f = layout.parse_facts(SHARING)
-            cand = None
             # the offset of status[] depends on the variant's patch: read it from the struct
             structs, tool = fnd.structs_of("drivers/media/usb/uvc/uvc_v4l2.c", f)
             self.assertIsNotNone(structs, tool)
@@ -340,7 +332,6 @@ class RealVariant(unittest.TestCase):
             self.assertTrue(any(p.suffix == ".o" for p in Path(tmp).rglob("*.g.o")))
             after = {p: p.stat().st_mtime for p in (build / "drivers/media/usb/uvc").iterdir()}
             self.assertEqual(before, after)          # nothing written in the build folder
-            del cand
 
 
 if __name__ == "__main__":

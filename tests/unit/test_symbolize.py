@@ -1,5 +1,6 @@
 """harness.symbolize: frames to file:line against small ELF files built here."""
 
+import glob
 import json
 import os
 import shutil
@@ -9,7 +10,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import symbolize
+from harness import diff, reports, symbolize
 from harness.reports import Report
 
 SOURCE = """\
@@ -46,6 +47,34 @@ SECOND = range(12, 17)
 SETUP = range(18, 22)
 
 HAVE_TOOLS = all(shutil.which(t) for t in ("gcc", "ld", "nm", "addr2line"))
+
+
+def build_artifacts(root: Path, *, debug: bool = True, config: str = "CONFIG_KASAN=y\n") -> Path:
+    """A fake artifacts folder under `root`: root/tree/t.c (SOURCE) built as
+    its vmlinux and, joined with another object, as module fake_mod."""
+    tree = root / "tree"
+    tree.mkdir(exist_ok=True)
+    src = tree / "t.c"
+    src.write_text(SOURCE)
+    art = root / ("art-g" if debug else "art")
+    mod = art / "modules" / "kernel" / "drivers" / "test"
+    mod.mkdir(parents=True)
+    g = ["-g"] if debug else []
+    subprocess.run(["gcc", *g, "-O0", "-fno-pie", "-no-pie", "-o", str(art / "vmlinux"),
+                    str(src)], check=True, cwd=root)
+    # Like a real .ko: objects joined with ld -r, so t.c's code does
+    # not start at offset 0 of its sections.
+    pad = tree / "pad.c"
+    pad.write_text("int pad_a(int x) { return x * 5 - 3; }\n"
+                   "__attribute__((section(\".init.text\"))) int pad_b(int x) { return x; }\n")
+    for c in (pad, src):
+        subprocess.run(["gcc", *g, "-O0", "-c", "-o", str(root / (c.stem + ".o")), str(c)],
+                       check=True, cwd=root)
+    subprocess.run(["ld", "-r", "-o", str(mod / "fake-mod.ko"), str(root / "pad.o"),
+                    str(root / "t.o")], check=True, cwd=root)
+    (art / "config").write_text(config)
+    (art / "meta.json").write_text(json.dumps({"tree": str(tree)}))
+    return art
 
 
 def _sizes(path: Path) -> dict[str, int]:
@@ -89,35 +118,13 @@ class SymbolizeTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.root = Path(self.tmp.name)
-        self.tree = self.root / "tree"
-        self.tree.mkdir()
-        self.src = self.tree / "t.c"
-        self.src.write_text(SOURCE)
         self.notes = []
 
     def tearDown(self):
         self.tmp.cleanup()
 
     def artifacts(self, *, debug: bool = True, config: str = "CONFIG_KASAN=y\n") -> Path:
-        art = self.root / ("art-g" if debug else "art")
-        mod = art / "modules" / "kernel" / "drivers" / "test"
-        mod.mkdir(parents=True)
-        g = ["-g"] if debug else []
-        subprocess.run(["gcc", *g, "-O0", "-fno-pie", "-no-pie", "-o", str(art / "vmlinux"),
-                        str(self.src)], check=True, cwd=self.root)
-        # Like a real .ko: objects joined with ld -r, so t.c's code does
-        # not start at offset 0 of its sections.
-        pad = self.tree / "pad.c"
-        pad.write_text("int pad_a(int x) { return x * 5 - 3; }\n"
-                       "__attribute__((section(\".init.text\"))) int pad_b(int x) { return x; }\n")
-        for src in (pad, self.src):
-            subprocess.run(["gcc", *g, "-O0", "-c", "-o", str(self.root / (src.stem + ".o")),
-                            str(src)], check=True, cwd=self.root)
-        subprocess.run(["ld", "-r", "-o", str(mod / "fake-mod.ko"), str(self.root / "pad.o"),
-                        str(self.root / "t.o")], check=True, cwd=self.root)
-        (art / "config").write_text(config)
-        (art / "meta.json").write_text(json.dumps({"tree": str(self.tree)}))
-        return art
+        return build_artifacts(self.root, debug=debug, config=config)
 
     def sym(self, art: Path) -> symbolize.Symbolizer:
         return symbolize.Symbolizer(art, warn=self.notes.append)
@@ -198,7 +205,7 @@ class SymbolizeTest(unittest.TestCase):
                          - s._target(symbolize.parse_frame("first+0x4/0x10"), True)[2], -1)
 
     def test_annotate_diff_rows(self):
-        from harness import diff
+        # the deprecated symbolize.annotate (enrich.annotate_outcome replaces it)
         art = self.artifacts()
         sz = _sizes(art / "vmlinux")
 
@@ -254,25 +261,19 @@ class SymbolizeTest(unittest.TestCase):
         self.assertEqual(len(self.notes), 1)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class RecompileRealTest(unittest.TestCase):
     """Without debug info, file:line from the frame's file recompiled with -g
     (needs a seed-case run in the cache; skipped otherwise)."""
 
     def setUp(self):
-        import glob
-        import json as _json
         runs = sorted(glob.glob(os.path.expanduser(
             os.environ.get("DMAHARNESS_CACHE", "~/.cache/dmaharness")
             + "/runs/*case-uvc-status-buffer-6.1-*/before-1/result.json")))
         for r in reversed(runs):
-            art = _json.load(open(r))["build"].get("artifacts")
+            art = json.loads(Path(r).read_text())["build"].get("artifacts")
             if art and os.path.isdir(art) and os.path.isfile(os.path.join(os.path.dirname(r), "console.log")):
                 self.art, self.console = art, os.path.join(os.path.dirname(r), "console.log")
-                tree = _json.load(open(os.path.join(art, "meta.json"))).get("tree", "")
+                tree = json.loads(Path(art, "meta.json").read_text()).get("tree", "")
                 if not os.path.isfile(os.path.join(tree, "_build", "Makefile")):
                     self.skipTest(f"the seed-case variant's work tree {tree} was pruned "
                                   "(the integration seed case builds it again)")
@@ -280,7 +281,6 @@ class RecompileRealTest(unittest.TestCase):
         self.skipTest("no 6.1 seed-case run with its artifacts in the cache")
 
     def test_driver_frames_get_file_and_line(self):
-        from harness import reports
         s = symbolize.Symbolizer(self.art, warn=lambda m: None)
         self.assertFalse(s.available)            # no debug info in the build
         reps = {r.title: r for r in reports.parse(Path(self.console).read_text(errors="replace"))}
@@ -301,3 +301,7 @@ class RecompileRealTest(unittest.TestCase):
             self.assertEqual(s._recompile, 0)
         finally:
             del os.environ["DMAHARNESS_NO_RECOMPILE"]
+
+
+if __name__ == "__main__":
+    unittest.main()
