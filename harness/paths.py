@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sys
 from pathlib import Path
 from typing import Iterator
+
+from .errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
 PATCHES = REPO / "patches"
@@ -20,7 +23,6 @@ def cache_dir() -> Path:
     base = Path(env) if env else Path.home() / ".cache" / "dmaharness"
     base = base.expanduser().resolve()
     if base == REPO or REPO in base.parents:
-        from .errors import InputError
         raise InputError(f"cache folder {base} is inside the repository; "
                          "set DMAHARNESS_CACHE to a folder outside it")
     return base
@@ -48,7 +50,6 @@ def locked(name: str, *, shared: bool = False, wait_message: str | None = None) 
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
         except BlockingIOError:
             if wait_message:
-                import sys
                 print(wait_message, file=sys.stderr, flush=True)
             fcntl.flock(fd, mode)
         yield
