@@ -56,6 +56,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence, Union
 
+from .case import load_case
 from .errors import HarnessError
 from .reports import Report, Signature, parse
 
@@ -341,28 +342,37 @@ def format_table(diff: Diff) -> str:
     return "\n".join(out) + "\n"
 
 
-def format_layouts(diff: Diff) -> str:
+def format_layouts(diff: Diff, shown: Optional[dict[str, str]] = None) -> str:
     """The structure layout around the buffer of each row that has one
-    (harness.layout, attached by annotate_layouts); rows without a found
-    layout get their one-line reason."""
+    (harness.layout, attached by harness.enrich); rows without a found
+    layout get their one-line reason.
+
+    A layout is printed once: the same structure and lines again (in this
+    diff, or in `shown`, which maps the layouts printed before to the title
+    they were printed for, and is updated) is one line referring back."""
+    shown = {} if shown is None else shown
     out = []
-    shown = set()
     for r in diff.rows:
         if r.layout is None:
             continue
         text = r.layout.format_text(indent="  ")
-        first = text.splitlines()[:2]
-        key = "\n".join(text.splitlines()[2:])
-        if r.layout.found and key in shown:     # the same struct and lines again
-            text = "\n".join(first) + "\n  (layout as above)\n"
-        shown.add(key)
+        # a found layout's struct and lines (its first two lines name the
+        # struct and sum it up); a reason is its one line
+        key = "\n".join(text.splitlines()[2:]) if r.layout.found else text
+        if key in shown:
+            first = shown[key]
+            out.append(f"layout for: {r.title}: as above"
+                       + ("" if first == r.title else f" (for {first})") + "\n")
+            continue
+        shown[key] = r.title
         out.append(f"layout for: {r.title}\n" + text)
     return "".join(out)
 
 
-def format_comparison(c: Comparison) -> str:
+def format_comparison(c: Comparison, shown: Optional[dict[str, str]] = None) -> str:
+    """One comparison's table and layouts (`shown`: see format_layouts)."""
     d = c.diff
-    text = f"== {d.before_label} vs {d.after_label}\n" + format_table(d) + format_layouts(d)
+    text = f"== {d.before_label} vs {d.after_label}\n" + format_table(d) + format_layouts(d, shown)
     if c.verdict.matches:
         text += "outcome: matches the expectation\n"
     else:
@@ -372,7 +382,8 @@ def format_comparison(c: Comparison) -> str:
 
 
 def format_outcome(o: Outcome) -> str:
-    text = "\n".join(format_comparison(c) for c in o.comparisons)
+    shown: dict[str, str] = {}      # each layout once, across the comparisons
+    text = "\n".join(format_comparison(c, shown) for c in o.comparisons)
     if len(o.comparisons) > 1:
         bad = [c.diff.after_label for c in o.comparisons if not c.verdict.matches]
         text += ("all after variants match\n" if not bad
@@ -443,7 +454,6 @@ def main(argv: list[str]) -> int:
         expect = None
         case_name = None
         if case_file:
-            from .case import load_case
             c = load_case(case_file)
             expect, case_name = c.expect, c.name
         before = [parse(_read_log(p)) for p in left.logs]
