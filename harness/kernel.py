@@ -24,6 +24,7 @@ this build procedure.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -34,12 +35,16 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator, Union
 
 from . import fragments as fragmod
+from . import mirror as mirrormod
 from . import paths, proc
+from .checkout import Checkout, tracked_files
 from .errors import BuildError, EnvError, InputError
 from .progress import Progress, fmt_duration
-from .series import Patch
+from .series import SUPPORTED, Patch, base_series, parse_series, series_order
+from .series import apply as apply_patch
 
 # Bump when the build procedure changes what lands in the artifacts.
 BUILD_FORMAT = 1
@@ -51,7 +56,6 @@ BUILD_ENV = {
     "KBUILD_BUILD_HOST": "dmaharness",
     "KBUILD_BUILD_VERSION": "1",
 }
-SUPPORTED = ("6.1", "6.12")
 
 
 # --- sources -----------------------------------------------------------------
@@ -242,30 +246,6 @@ def load_artifacts(key: str) -> Artifacts | None:
 
 # --- trees -------------------------------------------------------------------
 
-_HUNK_FAIL = re.compile(r"Hunk #(\d+) FAILED at (\d+)")
-
-
-def _apply(patch: Patch, tree: Path) -> None:
-    r = subprocess.run(["patch", f"-p{patch.strip}", "-N", "--fuzz=0",
-                        "--no-backup-if-mismatch", "-r", "-", "-d", str(tree),
-                        "-i", str(patch.path)], capture_output=True, text=True)
-    if r.returncode == 0:
-        return
-    out = (r.stdout + r.stderr).strip()
-    fails = []
-    current = None
-    for line in out.splitlines():
-        m = re.match(r"(?:patching|checking) file (.+)", line)
-        if m:
-            current = m.group(1)
-        for h in _HUNK_FAIL.finditer(line):
-            fails.append(f"{current or '?'}: hunk #{h.group(1)} FAILED at line {h.group(2)}")
-    if not fails:
-        fails = [l for l in out.splitlines() if l.strip()][:6]
-    raise InputError(f"patch {patch.name} does not apply ({patch.origin}): " + "; ".join(fails),
-                     detail=out[-2000:], path=str(patch.path))
-
-
 def make_tree(pristine: Path, dest: Path, patches: tuple[Patch, ...]) -> None:
     """Create dest as a hard-link copy of pristine with patches applied.
 
@@ -281,7 +261,7 @@ def make_tree(pristine: Path, dest: Path, patches: tuple[Patch, ...]) -> None:
     try:
         (tmp / ".dmaharness-pristine").unlink()
         for p in patches:
-            _apply(p, tmp)
+            apply_patch(p, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -453,11 +433,6 @@ def _log_errors(log: Path) -> str:
     return "\n".join((errs or lines)[-15:])
 
 
-def _configure(tree: Path, variant: Variant, log, progress: Progress, label: str) -> str:
-    """tinyconfig + the variant's fragments + olddefconfig, then verify."""
-    return configure(tree, variant.fragments, variant.version, log, progress, label)
-
-
 def configure(tree: Path, fragments, version: str, log, progress: Progress, label: str) -> str:
     """tinyconfig + fragments (merge_config.sh) + olddefconfig, then verify.
 
@@ -496,105 +471,295 @@ def has_tree(key: str) -> bool:
     return (paths.cache_dir() / "work" / key / "_build" / "Makefile").is_file()
 
 
-def build(variant: Variant, *, jobs: int | None = None, progress: Progress | None = None,
+# --- variants of a user's checkout -----------------------------------------------
+
+# fragments that only mean something with the detector series applied
+DETECTOR_FRAGMENTS = ("detector", "kunit")
+
+
+@dataclass(frozen=True)
+class TreeVariant:
+    """A variant of a user's own checkout, built in its mirror (harness.mirror).
+
+    ``candidates`` are the detector series to try, in order (the first that
+    applies is used; none: build without the detector); ``patches`` come
+    after it (a case's patches, --series).
+    """
+    checkout: Checkout
+    candidates: tuple[tuple[str, tuple[Patch, ...]], ...]
+    patches: tuple[Patch, ...]
+    fragments: tuple[fragmod.Fragment, ...]
+
+    @property
+    def version(self) -> str:
+        return self.checkout.version
+
+    def fragments_digest(self) -> str:
+        return Variant.fragments_digest(self)     # type: ignore[arg-type]
+
+    def key_material(self) -> dict:
+        return {
+            "format": BUILD_FORMAT,
+            "mirror_format": mirrormod.MIRROR_FORMAT,
+            "arch": ARCH,
+            "version": self.checkout.version,
+            "commit": self.checkout.commit,
+            "dirty": self.checkout.dirty,
+            "fragments": [[f.name, f.digest()] for f in self.fragments],
+            "detector": [[ver, [[p.name, p.strip, p.digest()] for p in ps]]
+                         for ver, ps in self.candidates],
+            "patches": [[p.name, p.strip, p.digest()] for p in self.patches],
+            "cc": compiler_version(),
+        }
+
+    def key(self) -> str:
+        blob = json.dumps(self.key_material(), sort_keys=True).encode()
+        c = self.checkout
+        return f"git-{c.version}-{c.commit[:12]}-{hashlib.sha256(blob).hexdigest()[:16]}"
+
+
+def tree_variant(checkout: Checkout, patches=(), fragments=(), *, detector: bool = True,
+                 fragments_given: bool = False) -> TreeVariant:
+    """A checkout's variant: the detector series nearest its version, then ``patches``.
+
+    Without the detector, the detector and kunit fragments are left out
+    unless the fragments were chosen by hand (``fragments_given``).
+    """
+    cands = tuple((ver, tuple(parse_series(base_series(ver))))
+                  for ver in series_order(checkout.version)) if detector else ()
+    frags = tuple(fragments)
+    if not detector and not fragments_given:
+        frags = tuple(f for f in frags if f.name not in DETECTOR_FRAGMENTS)
+    return TreeVariant(checkout, cands, tuple(patches), frags)
+
+
+AnyVariant = Union[Variant, TreeVariant]
+
+
+def variant_key(variant: AnyVariant) -> str:
+    if isinstance(variant, TreeVariant):
+        return variant.key()
+    return variant.key(find_source(variant.version))
+
+
+def _mirror_holds(variant: TreeVariant, key: str) -> bool:
+    """Whether the checkout's mirror was last built as this variant (its tree is ours)."""
+    m = mirrormod.Mirror(variant.checkout.path)
+    return m.state.get("built_key") == key and (m.root / "_build" / "Makefile").is_file()
+
+
+def tree_ready(variant: AnyVariant, key: str) -> bool:
+    if isinstance(variant, TreeVariant):
+        return _mirror_holds(variant, key)
+    return has_tree(key)
+
+
+# --- building ------------------------------------------------------------------
+
+def build(variant: AnyVariant, *, jobs: int | None = None, progress: Progress | None = None,
           force: bool = False, need_tree: bool = False) -> BuildResult:
-    """Build a variant, or return its cached artifacts.
+    """Build a variant (of Debian's tree, or of a user's checkout), or return its cached artifacts.
 
     ``need_tree``: the caller also needs the variant's built work tree (file:line
     by recompiling a source file, structure layouts); a cached variant whose
-    tree was pruned is built again (incrementally, from a seed), and keeps
-    its artifacts.
+    tree was pruned (or, for a checkout, whose mirror was since built as
+    another variant) is built again, incrementally, and keeps its artifacts.
     """
     progress = progress or Progress()
     t0 = time.monotonic()
-    src = find_source(variant.version)
-    key = variant.key(src)
-    label = f"build {variant.version}"
+    key = variant_key(variant)
+    label = f"build {variant.version}" if isinstance(variant, Variant) \
+        else f"build {variant.checkout.short}"
     if not force:
         art = load_artifacts(key)
-        if art and (not need_tree or has_tree(key)):
+        if art and (not need_tree or tree_ready(variant, key)):
             _touch(art.dir / "meta.json")     # last use, for `dmaharness cache`
             return BuildResult(art, True, time.monotonic() - t0)
     check_tools()
     with paths.locked(f"variant-{key}", wait_message=f"[{label}] waiting for another run building {key}"):
         art = load_artifacts(key)
-        if art and not force and (not need_tree or has_tree(key)):
+        if art and not force and (not need_tree or tree_ready(variant, key)):
             return BuildResult(art, True, time.monotonic() - t0)
         keep = art if art and not force else None       # only the tree is missing
         if keep:
-            progress.note(f"[{label}] {key}: its work tree was pruned; building it again "
-                          "for file:line and layouts (the artifacts stay)")
-        pristine = pristine_tree(src, progress)
-        work = paths.sub("work")
-        tree = work / key
-        state_file = work / f"{key}.json"
-        state = {
-            "key": key, "version": variant.version, "deb_version": src.deb_version,
-            "cc": compiler_version(), "fragments_digest": variant.fragments_digest(),
-            "patches": variant.patch_ids(),
-            "touched": [p.touched_files() for p in variant.patches],
-            "built": False,
-        }
-        try:   # a forced or interrupted rebuild leaves a usable seed behind
-            state["built"] = bool(json.loads(state_file.read_text()).get("built"))
-        except (OSError, ValueError):
-            pass
-        if not tree.is_dir():
-            progress.note(f"[{label}] tree {tree} ({len(variant.patches)} patches)")
-            make_tree(pristine, tree, variant.patches)
-        seeded = None
-        build_dir = tree / "_build"
-        if not build_dir.exists():
-            seed = _pick_seed(variant, src, key)
-            if seed:
-                seed_tree, seed_state = seed
-                progress.note(f"[{label}] seeding the build folder from {seed_tree.name}")
-                with paths.locked(f"variant-{seed_tree.name}-build", shared=True):
-                    if not (seed_tree / "_build").is_dir():     # pruned meanwhile
-                        raise EnvError(f"the seed {seed_tree} was removed while this build "
-                                       "waited for it (dmaharness cache prune?); rerun")
-                    tmp = tree / "_build.tmp"
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    r = subprocess.run(["cp", "-a", str(seed_tree / "_build"), str(tmp)],
-                                       capture_output=True, text=True)
-                    if r.returncode != 0:
-                        shutil.rmtree(tmp, ignore_errors=True)
-                        raise EnvError(f"cannot copy build folder: {r.stderr.strip()}")
-                    differ = _align_timestamps(seed_tree, tree, variant)
-                    _relocate(tmp, seed_tree, tree)
-                    tmp.rename(build_dir)
-                seeded = seed_tree.name
-                same_config = (seed_state.get("fragments_digest") == variant.fragments_digest()
-                               and not any(os.path.basename(f).startswith("Kconfig") for f in differ))
-                if not same_config:
-                    (build_dir / ".dmaharness-configured").unlink(missing_ok=True)
-            else:
-                build_dir.mkdir()
-        state_file.write_text(json.dumps(state, indent=1) + "\n")
-        log_path = build_dir / "build.log"
-        expected = None if seeded else _expected_steps(variant.version)
-        with paths.locked(f"variant-{key}-build"), open(log_path, "w") as log:
-            progress.note(f"[{label}] full log: {log_path}")
-            configured = build_dir / ".dmaharness-configured"
-            if not configured.is_file() or not (build_dir / ".config").is_file():
-                _configure(tree, variant, log, progress, label)
-                configured.write_text(variant.fragments_digest() + "\n")
-            else:
-                bad = fragmod.verify((build_dir / ".config").read_text(), list(variant.fragments))
-                if bad:
-                    configured.unlink()
-                    raise InputError(f"{build_dir}/.config lost {bad[0].option}; rerun to reconfigure")
-            jobs = jobs or os.cpu_count() or 2
-            with paths.locked("kbuild", wait_message=f"[{label}] waiting for another kernel build"):
-                steps = _make(tree, [f"-j{jobs}", "bzImage", "modules"], log, progress, label, expected)
-            art = keep or _publish(tree, key, variant, src, log, state, steps, time.monotonic() - t0,
-                                   seeded)
-        state["built"] = True
-        state_file.write_text(json.dumps(state, indent=1) + "\n")
+            progress.note(f"[{label}] {key}: its work tree is gone or holds another variant; "
+                          "building it again for file:line and layouts (the artifacts stay)")
+        opener = _tree_work if isinstance(variant, TreeVariant) else _debian_work
+        with opener(variant, key, label, progress) as w:
+            build_dir = w.tree / "_build"
+            with open(build_dir / "build.log", "w") as log:
+                progress.note(f"[{label}] full log: {log.name}")
+                if w.needs_configure():
+                    configure(w.tree, variant.fragments, variant.version, log, progress, label)
+                    w.configured()
+                jobs = jobs or os.cpu_count() or 2
+                with paths.locked("kbuild", wait_message=f"[{label}] waiting for another kernel build"):
+                    steps = _make(w.tree, [f"-j{jobs}", "bzImage", "modules"], log, progress,
+                                  label, w.expected)
+                art = keep or publish(w.tree, key, w.material, label, log, steps,
+                                      time.monotonic() - t0, w.seeded)
+            w.built()
         el = time.monotonic() - t0
         progress.note(f"[{label}] done in {fmt_duration(el)} ({steps} steps"
-                      + (f", seeded from {seeded}" if seeded else "") + f"): {art.dir}")
-        return BuildResult(art, False, el, seeded, steps)
+                      + (f", seeded from {w.seeded}" if w.seeded else "") + f"): {art.dir}")
+        return BuildResult(art, False, el, w.seeded, steps)
+
+
+@dataclass
+class _Work:
+    """A prepared tree for one build: where, and how to know it is configured."""
+    tree: Path
+    material: dict                       # what the key hashes: starts meta.json
+    expected: int | None                 # make steps expected (progress), None: unknown
+    seeded: str | None
+    needs_configure: Callable[[], bool]
+    configured: Callable[[], None]
+    built: Callable[[], None]
+
+
+@contextlib.contextmanager
+def _debian_work(variant: Variant, key: str, label: str, progress: Progress) -> Iterator[_Work]:
+    """A variant's own hard-link tree of the pristine source, its _build seeded from the nearest."""
+    src = find_source(variant.version)
+    pristine = pristine_tree(src, progress)
+    work = paths.sub("work")
+    tree = work / key
+    state_file = work / f"{key}.json"
+    state = {
+        "key": key, "version": variant.version, "deb_version": src.deb_version,
+        "cc": compiler_version(), "fragments_digest": variant.fragments_digest(),
+        "patches": variant.patch_ids(),
+        "touched": [p.touched_files() for p in variant.patches],
+        "built": False,
+    }
+    try:   # a forced or interrupted rebuild leaves a usable seed behind
+        state["built"] = bool(json.loads(state_file.read_text()).get("built"))
+    except (OSError, ValueError):
+        pass
+    if not tree.is_dir():
+        progress.note(f"[{label}] tree {tree} ({len(variant.patches)} patches)")
+        make_tree(pristine, tree, variant.patches)
+    seeded = None
+    build_dir = tree / "_build"
+    if not build_dir.exists():
+        seeded = _seed_build(variant, src, key, tree, label, progress)
+    state_file.write_text(json.dumps(state, indent=1) + "\n")
+    configured = build_dir / ".dmaharness-configured"
+
+    def needs_configure() -> bool:
+        if not configured.is_file() or not (build_dir / ".config").is_file():
+            return True
+        bad = fragmod.verify((build_dir / ".config").read_text(), list(variant.fragments))
+        if bad:
+            configured.unlink()
+            raise InputError(f"{build_dir}/.config lost {bad[0].option}; rerun to reconfigure")
+        return False
+
+    def built() -> None:
+        state["built"] = True
+        state_file.write_text(json.dumps(state, indent=1) + "\n")
+
+    with paths.locked(f"variant-{key}-build"):
+        yield _Work(tree, variant.key_material(src),
+                    None if seeded else _expected_steps(variant.version), seeded,
+                    needs_configure,
+                    lambda: configured.write_text(variant.fragments_digest() + "\n"), built)
+
+
+def _seed_build(variant: Variant, src: Source, key: str, tree: Path, label: str,
+                progress: Progress) -> str | None:
+    """Copy the nearest built variant's _build into tree (or start an empty one)."""
+    build_dir = tree / "_build"
+    seed = _pick_seed(variant, src, key)
+    if not seed:
+        build_dir.mkdir()
+        return None
+    seed_tree, seed_state = seed
+    progress.note(f"[{label}] seeding the build folder from {seed_tree.name}")
+    with paths.locked(f"variant-{seed_tree.name}-build", shared=True):
+        if not (seed_tree / "_build").is_dir():     # pruned meanwhile
+            raise EnvError(f"the seed {seed_tree} was removed while this build "
+                           "waited for it (dmaharness cache prune?); rerun")
+        tmp = tree / "_build.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        r = subprocess.run(["cp", "-a", str(seed_tree / "_build"), str(tmp)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise EnvError(f"cannot copy build folder: {r.stderr.strip()}")
+        differ = _align_timestamps(seed_tree, tree, variant)
+        _relocate(tmp, seed_tree, tree)
+        tmp.rename(build_dir)
+    same_config = (seed_state.get("fragments_digest") == variant.fragments_digest()
+                   and not any(os.path.basename(f).startswith("Kconfig") for f in differ))
+    if not same_config:
+        (build_dir / ".dmaharness-configured").unlink(missing_ok=True)
+    return seed_tree.name
+
+
+@contextlib.contextmanager
+def _tree_work(variant: TreeVariant, key: str, label: str, progress: Progress) -> Iterator[_Work]:
+    """The checkout's mirror, synced to its tracked files, with the variant's patches."""
+    co = variant.checkout
+    root = mirrormod.mirror_root(co.path)
+    with paths.locked(f"mirror-{root.name}",
+                      wait_message=f"[{label}] waiting for another build of this checkout"):
+        mirror = mirrormod.Mirror(co.path)
+        tracked = tracked_files(co.path)
+        stats = mirror.sync(tracked)
+        applied, failures = None, []
+        for ver, patches in variant.candidates:
+            try:
+                mirror.apply(patches)
+                applied = ver
+                break
+            except InputError as e:
+                failures.append(f"patches/{ver}/series: {e.message}")
+                stats = mirror.sync(tracked)     # undo the partial series
+        if variant.candidates and applied is None:
+            raise InputError(f"the detector series does not apply to {co.path} at {co.short} "
+                             "(--no-detector builds without it): " + " | ".join(failures))
+        mirror.apply(variant.patches)
+        mirror.state.pop("built_key", None)
+        mirror.settle(stats)
+        progress.note(f"[{label}] mirror {mirror.root} ({stats.files} files; {stats.linked} "
+                      f"linked, {stats.copied} copied, {stats.removed} removed; {stats.changed} "
+                      f"of our files changed, {stats.kept} kept their mtime) in "
+                      f"{stats.seconds:.1f}s"
+                      + (" (copies: the cache is on another filesystem)" if mirror.copy_mode else "")
+                      + (f"; detector patches/{applied}/series" if applied else "; no detector"))
+        build_dir = mirror.root / "_build"
+        if mirror.fresh and build_dir.exists():
+            # the record of our files' mtimes is gone: make could trust stale objects
+            progress.note(f"[{label}] mirror: no record of its patched files; starting "
+                          f"{build_dir} afresh")
+            shutil.rmtree(build_dir)
+        first = not (build_dir / "vmlinux").is_file()
+        build_dir.mkdir(exist_ok=True)
+        # no "-g<sha>" from setlocalversion if the cache is inside some git repository
+        os.environ["GIT_CEILING_DIRECTORIES"] = str(mirror.root.parent)
+        marker = build_dir / ".dmaharness-configured"
+        digest = mirrormod.config_digest(mirror, tracked, hashlib.sha256(json.dumps(
+            [[f.name, f.digest()] for f in variant.fragments]).encode()).hexdigest()
+            + "\0" + compiler_version())
+
+        def needs_configure() -> bool:
+            config = build_dir / ".config"
+            if (marker.is_file() and marker.read_text().strip() == digest and config.is_file()
+                    and not fragmod.verify(config.read_text(), list(variant.fragments))):
+                return False
+            marker.unlink(missing_ok=True)
+            return True
+
+        def built() -> None:
+            mirror.state["built_key"] = key
+            mirror.save()
+
+        material = variant.key_material()
+        material.update({"tree_source": str(co.path), "detector_series": applied,
+                         "mirror": str(mirror.root)})
+        yield _Work(mirror.root, material, _expected_steps(co.version) if first else None, None,
+                    needs_configure, lambda: marker.write_text(digest + "\n"), built)
 
 
 def _expected_steps(version: str) -> int | None:
@@ -607,13 +772,6 @@ def _expected_steps(version: str) -> int | None:
         if not m.get("seeded_from") and m.get("steps"):
             best = max(best or 0, m["steps"])
     return best
-
-
-def _publish(tree: Path, key: str, variant: Variant, src: Source, log, state: dict,
-             steps: int, seconds: float, seeded: str | None) -> Artifacts:
-    """Copy a variant's results into artifacts/<key> with one atomic rename."""
-    return publish(tree, key, variant.key_material(src), f"build {variant.version}", log,
-                   steps, seconds, seeded)
 
 
 def publish(tree: Path, key: str, material: dict, label: str, log, steps: int,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from .errors import InputError
 from .paths import PATCHES, REPO
 
 _STRIP = re.compile(r"^-p(\d+)$")
+
+# the kernel versions with a detector series (patches/<version>/series)
+SUPPORTED = ("6.1", "6.12")
 
 
 @dataclass(frozen=True)
@@ -192,3 +196,40 @@ def touches_struct(patch: Patch, name: str) -> bool:
     head = re.compile(r"\bstruct\s+" + re.escape(name) + r"\s*\{")
     return any(head.search(h.context) or any(head.search(l) for l in h.changed)
                for h in hunks(patch))
+
+
+def series_order(version: str) -> list[str]:
+    """The detector series to try for a kernel version: its own, else the nearest first."""
+    if version in SUPPORTED:
+        return [version]
+
+    def num(v: str) -> int:
+        major, minor = v.split(".")
+        return int(major) * 1000 + int(minor)
+
+    return sorted(SUPPORTED, key=lambda v: (abs(num(v) - num(version)), -num(v)))
+
+
+_HUNK_FAIL = re.compile(r"Hunk #(\d+) FAILED at (\d+)")
+
+
+def apply(patch: Patch, tree: Path) -> None:
+    """Apply a patch to a tree with GNU patch, no fuzz; InputError names the patch and hunk."""
+    r = subprocess.run(["patch", f"-p{patch.strip}", "-N", "--fuzz=0",
+                        "--no-backup-if-mismatch", "-r", "-", "-d", str(tree),
+                        "-i", str(patch.path)], capture_output=True, text=True)
+    if r.returncode == 0:
+        return
+    out = (r.stdout + r.stderr).strip()
+    fails = []
+    current = None
+    for line in out.splitlines():
+        m = re.match(r"(?:patching|checking) file (.+)", line)
+        if m:
+            current = m.group(1)
+        for h in _HUNK_FAIL.finditer(line):
+            fails.append(f"{current or '?'}: hunk #{h.group(1)} FAILED at line {h.group(2)}")
+    if not fails:
+        fails = [l for l in out.splitlines() if l.strip()][:6]
+    raise InputError(f"patch {patch.name} does not apply ({patch.origin}): " + "; ".join(fails),
+                     detail=out[-2000:], path=str(patch.path))
