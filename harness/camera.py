@@ -1,12 +1,9 @@
 """Fake UVC cameras attached over usbredir, and a guest that drives them.
 
 `dmaharness run`: start one fake-device/build/fake-uvc per camera, each
-listening on a unix socket in a private 0700 folder; boot the variant with
-one usb-redir device per camera; the guest init loads uvcvideo and runs
-the agent, which opens the cameras, counts V4L2 control events and key
-events, reads the input device's phys string and cycles close/open.  At the
-end the fake devices are stopped and their counters, the agent's counters
-and the delivered rate over time are reported.
+listening on a unix socket in a private 0700 folder, and give QEMU one
+usb-redir device per camera.  At the end the fake devices are stopped and
+their counters read (harness.agentresult puts them beside the agent's).
 """
 
 from __future__ import annotations
@@ -28,8 +25,6 @@ from .errors import DeviceError, InputError
 FAKE_DEVICE_DIR = paths.REPO / "fake-device"
 FAKE_UVC = FAKE_DEVICE_DIR / "build" / "fake-uvc"
 PATTERNS = ("control", "button", "mixed", "malformed", "random")
-AGENT_LINE = re.compile(r"DMAHARNESS-AGENT (\{.*\})\s*$")
-CEILING_PER_CAMERA = 8000     # one status transfer per 125 us microframe
 
 
 @dataclass(frozen=True)
@@ -48,14 +43,6 @@ class Flood:
         if rate != "max" and not (rate.isdigit() and int(rate) > 0):
             raise InputError(f"--flood {text!r}: the rate is 'max' or a positive number per second")
         return Flood(pattern, rate)
-
-
-def parse_duration(text: str) -> float:
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)?", text.strip())
-    if not m:
-        raise InputError(f"{text!r} is not a duration (20, 20s, 500ms, 2m)")
-    v = float(m.group(1))
-    return {"ms": v / 1000, "m": v * 60}.get(m.group(2) or "s", v)
 
 
 @dataclass
@@ -119,7 +106,7 @@ class Cameras:
                 while not c.socket.exists():
                     if c.process.poll() is not None:
                         raise DeviceError(f"fake camera {c.index} exited ({c.process.returncode}) "
-                                          f"before listening: {_tail(c.stderr)}", path=str(c.stderr))
+                                          f"before listening: {tail(c.stderr)}", path=str(c.stderr))
                     if time.monotonic() > deadline:
                         raise DeviceError(f"fake camera {c.index} did not create {c.socket} in 10 s",
                                           path=str(c.stderr))
@@ -155,11 +142,26 @@ class Cameras:
             shutil.rmtree(self.sock_dir, ignore_errors=True)
 
 
-def _tail(p: Path, n: int = 400) -> str:
+def tail(p: Path, n: int = 400) -> str:
+    """The end of a camera's log, or a word that it has none."""
     try:
-        return p.read_text(errors="replace").strip()[-n:]
+        text = p.read_text(errors="replace").strip()
     except OSError:
-        return ""
+        return f"(no log: {p} is missing)"
+    return text[-n:] if text else f"(its log {p} is empty)"
+
+
+def describe_exit(code: int | None) -> str:
+    """`exit 3`, or `killed by signal 9 (SIGKILL)` for a negative Popen code."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "?"
+        return f"killed by signal {-code} ({name})"
+    return f"exit {code}"
 
 
 def _last_json(p: Path) -> dict:
@@ -173,52 +175,3 @@ def _last_json(p: Path) -> dict:
         except ValueError:
             continue
     return {}
-
-
-def agent_result(console_text: str) -> dict | None:
-    """The agent's `DMAHARNESS-AGENT {json}` line from the console."""
-    found = None
-    for line in console_text.splitlines():
-        i = line.find("DMAHARNESS-AGENT {")
-        if i < 0:
-            continue
-        m = AGENT_LINE.search(line[i:])
-        if m:
-            try:
-                found = json.loads(m.group(1))
-            except ValueError:
-                continue
-    return found
-
-
-def summarize(agent: dict | None, cams: list[Camera], duration: float) -> dict:
-    """Sent vs counted, rates, and the per-second series."""
-    sent = sum(int(c.counters.get("sent", 0)) for c in cams)
-    totals = (agent or {}).get("totals", {}) or {}
-    emitted = int(totals.get("events_emitted", 0) or 0)
-    dequeued = int(totals.get("events_dequeued", 0) or 0)
-    keys = int(totals.get("key_events", 0) or 0)
-    counted = emitted + keys
-    secs = float((agent or {}).get("run_elapsed_s") or duration or 1)
-    series = (agent or {}).get("series") or []
-    out = {
-        "cameras": len(cams),
-        "sent": sent,
-        "sent_by_camera": [int(c.counters.get("sent", 0)) for c in cams],
-        "guest_events_emitted": emitted,
-        "guest_events_dequeued": dequeued,
-        "guest_key_events": keys,
-        "guest_counted": counted,
-        "guest_seconds": round(secs, 3),
-        "guest_rate_per_s": round(counted / secs, 1) if secs else 0.0,
-        "ceiling_per_s": CEILING_PER_CAMERA * len(cams),
-        "phys_reads": int(totals.get("phys_reads", 0) or 0),
-        "cycles": int(totals.get("cycles", 0) or 0),
-        "series": series,
-    }
-    out["ratio_to_ceiling"] = (round(out["guest_rate_per_s"] / out["ceiling_per_s"], 3)
-                               if out["ceiling_per_s"] else 0.0)
-    fd_cpu = sum(float(c.counters.get("cpu_user_s", 0)) + float(c.counters.get("cpu_sys_s", 0))
-                 for c in cams)
-    out["fake_device_cpu_s"] = round(fd_cpu, 3)
-    return out

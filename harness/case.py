@@ -7,9 +7,9 @@ is required; any other key is an error)::
     name = "uvc-status-buffer"
     description = "..."                 # optional
     seed = "a31a4055473b"                # optional: the upstream commit
-    [run]                                # optional table, defaults shown
-    flood = "control:max"                # pattern[:rate], as `run --flood`
-    duration = "20s"                     # as `run --duration`
+    [run]                                # optional: any run setting (below)
+    flood = "control:100"                # pattern[:rate], as `run --flood`
+    duration = "10s"                     # as `run --duration`
     cycle_hz = 2                         # agent close/open cycles per second
     phys_hz = 200                        # agent EVIOCGPHYS reads per second
     [[variants]]
@@ -23,6 +23,13 @@ is required; any other key is an error)::
     [expect]
     fixed = ["^DMA-API: .* in uvc_status_start$"]
     new_allowed = []                     # optional
+
+``[run]`` takes every setting of :mod:`harness.settings` that a case may
+fix (flood, duration, cycle_hz, phys_hz, cameras, hotplug, seed,
+agent_args, smp, memory, append, qemu_opts, timeout, silence), spelled as
+the flag without its dashes and with ``_`` for ``-``; a setting it leaves
+out keeps its default, and a flag given on the command line wins over it.
+Patches must stay inside the case's folder.
 
 ``expect.fixed`` and ``expect.new_allowed`` are Python regular expressions
 searched (``re.search``) in report titles; anchor them with ``^``/``$`` to
@@ -38,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import camera
+from . import settings
 from .errors import InputError
 from .series import Patch
 
@@ -47,21 +54,9 @@ ROLES = ("before", "after")
 
 _TOP_KEYS = {"name": True, "description": False, "seed": False, "run": False,
              "variants": True, "expect": True}
-_RUN_KEYS = {"flood": str, "duration": (str, int, float), "cycle_hz": (int, float),
-             "phys_hz": (int, float)}
 _VARIANT_KEYS = {"name": True, "role": True, "patches": True}
 _EXPECT_KEYS = {"fixed": True, "new_allowed": False}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """How each variant is exercised (the `[run]` table)."""
-
-    flood: camera.Flood = camera.Flood()
-    duration: float = 20.0     # seconds
-    cycle_hz: float = 2.0
-    phys_hz: float = 200.0
 
 
 @dataclass(frozen=True)
@@ -77,6 +72,7 @@ class Expect:
     new_allowed: tuple[re.Pattern[str], ...] = ()
 
     def is_allowed_new(self, title: str) -> bool:
+        """Whether a report title that only the after variant shows is expected."""
         return any(p.search(title) for p in self.new_allowed)
 
 
@@ -86,7 +82,7 @@ class Case:
     description: str
     seed: str
     path: Path                      # the case.toml file, absolute
-    run: RunSettings
+    run: dict[str, Any]             # the [run] table's settings, typed (harness.settings)
     variants: tuple[CaseVariant, ...]
     expect: Expect
 
@@ -151,37 +147,14 @@ def _regexes(path: Path, key: str, value: Any) -> tuple[re.Pattern[str], ...]:
     return tuple(out)
 
 
-def _number(path: Path, key: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise _err(path, key, f"must be a positive number, not {value!r}")
-    return float(value)
-
-
-def _run(path: Path, table: Any) -> RunSettings:
+def _run(path: Path, table: Any) -> dict[str, Any]:
     if table is None:
-        return RunSettings()
-    _check_keys(path, "run", table, {k: False for k in _RUN_KEYS})
-    d = RunSettings()
-    flood, duration = d.flood, d.duration
-    if "flood" in table:
-        text = _string(path, "run.flood", table["flood"])
-        try:
-            flood = camera.Flood.parse(text)
-        except InputError as e:
-            raise _err(path, "run.flood", e.message.removeprefix("--flood ")) from None
-    if "duration" in table:
-        v = table["duration"]
-        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-            raise _err(path, "run.duration", f"must be a duration like \"20s\", not {v!r}")
-        try:
-            duration = camera.parse_duration(str(v))
-        except InputError as e:
-            raise _err(path, "run.duration", e.message) from None
-        if duration <= 0:
-            raise _err(path, "run.duration", "must be longer than 0 s")
-    cycle = _number(path, "run.cycle_hz", table["cycle_hz"]) if "cycle_hz" in table else d.cycle_hz
-    phys = _number(path, "run.phys_hz", table["phys_hz"]) if "phys_hz" in table else d.phys_hz
-    return RunSettings(flood, duration, cycle, phys)
+        return {}
+    _check_keys(path, "run", table, {k: False for k in settings.CASE_KEYS})
+    try:
+        return settings.check(table, where="run.")
+    except InputError as e:
+        raise InputError(f"{path}: {e.message}", path=str(path)) from None
 
 
 def _variants(path: Path, value: Any) -> tuple[CaseVariant, ...]:
@@ -208,6 +181,9 @@ def _variants(path: Path, value: Any) -> tuple[CaseVariant, ...]:
             if not rel.strip() or Path(rel).is_absolute():
                 raise _err(path, key, f"{rel!r}: name a patch relative to {folder}")
             target = (folder / rel).resolve()
+            if folder.resolve() not in target.parents:
+                raise _err(path, key, f"{rel!r} is outside the case's folder {folder}: a case "
+                           "names only its own patches")
             if not target.is_file():
                 raise _err(path, key, f"patch {rel} does not exist (looked for {target})")
             patches.append(Patch(target, 1, f"{path}:{key}"))

@@ -45,7 +45,7 @@ class BootRequest:
 
 @dataclass
 class BootResult:
-    outcome: str            # ok | guest-error | panic | timeout | silent | no-marker | qemu-error
+    outcome: str            # one of OUTCOMES' keys (see describe())
     accel: str
     wall: float
     qemu_exit: int | None
@@ -55,6 +55,7 @@ class BootResult:
     command: list[str]
     stderr: str = ""
     accel_note: str = ""
+    stop_reason: str = ""   # outcome "stopped": why the harness stopped the guest
 
     @property
     def ok(self) -> bool:
@@ -71,6 +72,7 @@ class BootResult:
             "no-marker": f"QEMU exited (code {self.qemu_exit}) without the guest's end marker",
             "kvm-silent": "nothing printed under KVM",
             "qemu-error": f"QEMU failed (exit {self.qemu_exit}): {self.stderr.strip()[-300:]}",
+            "stopped": f"stopped by the harness: {self.stop_reason}",
         }[self.outcome]
 
     def to_json(self) -> dict:
@@ -223,7 +225,7 @@ def command_line(req: BootRequest, accel: str) -> list[str]:
 
 def classify(watch: ConsoleWatch, qemu_exit: int | None, stopped_for: str | None) -> tuple[str, int | None]:
     """Outcome of a boot from what was seen (pure; tested on fixtures)."""
-    if stopped_for in ("timeout", "silent"):
+    if stopped_for in ("timeout", "silent", "stopped"):
         if watch.panicked:
             return "panic", None
         return stopped_for, None
@@ -243,7 +245,7 @@ KVM_GRACE = 10.0   # a KVM guest that prints nothing this long: KVM is broken he
 
 
 def boot(req: BootRequest, *, on_output=None, poll: float = 0.05,
-         on_retry=None) -> BootResult:
+         on_retry=None, stop_when=None) -> BootResult:
     """Boot and watch until the end marker, a panic, silence or the time limit.
 
     With --accel auto, a KVM boot that prints nothing within KVM_GRACE
@@ -252,17 +254,22 @@ def boot(req: BootRequest, *, on_output=None, poll: float = 0.05,
     been used up by the first QEMU (a usb-redir peer accepts one
     connection): ``on_retry()``, when given, is called before the second
     boot and returns the extra arguments to use instead.
+
+    ``stop_when()``, when given, is asked at every poll; a reason it returns
+    stops the guest at once (outcome "stopped"): a device the guest needs
+    died, so waiting for the rest of the run would only waste time.
     """
     req.console.parent.mkdir(parents=True, exist_ok=True)
     folder = paths.sub("qemu")
     accel, why = choose_accel(req.accel, folder)
-    res = _boot_once(req, accel, on_output, poll, kvm_grace=KVM_GRACE if req.accel == "auto" else None)
+    res = _boot_once(req, accel, on_output, poll, kvm_grace=KVM_GRACE if req.accel == "auto" else None,
+                     stop_when=stop_when)
     note = kvm_failure(req, res)
     if note:
         record_kvm_broken(folder, note)
         if on_retry is not None:
             req = replace(req, extra_args=list(on_retry()))
-        res = _boot_once(req, "tcg", on_output, poll, kvm_grace=None)
+        res = _boot_once(req, "tcg", on_output, poll, kvm_grace=None, stop_when=stop_when)
         res.accel_note = note + "; fell back to TCG"
     else:
         res.accel_note = why
@@ -288,7 +295,7 @@ def kvm_failure(req: BootRequest, res: BootResult) -> str | None:
 
 
 def _boot_once(req: BootRequest, accel: str, on_output, poll: float,
-               kvm_grace: float | None) -> BootResult:
+               kvm_grace: float | None, stop_when=None) -> BootResult:
     cmd = command_line(req, accel)
     req.console.write_bytes(b"")
     stderr_path = req.console.with_name(req.console.stem + ".qemu-stderr.log")
@@ -296,6 +303,7 @@ def _boot_once(req: BootRequest, accel: str, on_output, poll: float,
     t0 = time.monotonic()
     watch.last_output = t0
     stopped_for = None
+    stop_reason = ""
     with open(stderr_path, "wb") as errf:
         p = proc.spawn(cmd, stdin=subprocess.DEVNULL, stdout=errf, stderr=errf)
         try:
@@ -331,6 +339,10 @@ def _boot_once(req: BootRequest, accel: str, on_output, poll: float,
                     if now - watch.last_output > req.silence:
                         stopped_for = "silent"
                         break
+                    stop_reason = stop_when() if stop_when else ""
+                    if stop_reason:
+                        stopped_for = "stopped"
+                        break
                     if not data:
                         time.sleep(poll)
                 code = proc.stop(p, grace=2) if p.poll() is None else p.returncode
@@ -346,4 +358,4 @@ def _boot_once(req: BootRequest, accel: str, on_output, poll: float,
         return BootResult("kvm-silent", accel, wall, code, None, watch, req.console, cmd)
     outcome, status = classify(watch, code if stopped_for is None else None, stopped_for)
     return BootResult(outcome, accel, wall, code, status, watch, req.console, cmd,
-                      stderr_path.read_text(errors="replace"))
+                      stderr_path.read_text(errors="replace"), stop_reason=stop_reason)

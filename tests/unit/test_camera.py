@@ -3,7 +3,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import camera
+from harness import agentresult, camera, settings
 from harness.errors import InputError
 
 
@@ -17,12 +17,12 @@ class Parsing(unittest.TestCase):
                 camera.Flood.parse(bad)
 
     def test_duration(self):
-        self.assertEqual(camera.parse_duration("20s"), 20)
-        self.assertEqual(camera.parse_duration("20"), 20)
-        self.assertEqual(camera.parse_duration("500ms"), 0.5)
-        self.assertEqual(camera.parse_duration("2m"), 120)
+        self.assertEqual(settings.parse_duration("20s"), 20)
+        self.assertEqual(settings.parse_duration("20"), 20)
+        self.assertEqual(settings.parse_duration("500ms"), 0.5)
+        self.assertEqual(settings.parse_duration("2m"), 120)
         with self.assertRaises(InputError):
-            camera.parse_duration("soon")
+            settings.parse_duration("soon")
 
 
 class AgentLine(unittest.TestCase):
@@ -31,10 +31,10 @@ class AgentLine(unittest.TestCase):
                 "DMAHARNESS-AGENT {\"version\": 1, \"totals\": {\"events_emitted\": 1}}\n"
                 "[ 2.0] x DMAHARNESS-AGENT {\"version\": 1, \"totals\": {\"events_emitted\": 5}}\n"
                 "DMAHARNESS-AGENT {\"version\": 1, \"tot\n")   # cut by a kernel line: ignored
-        self.assertEqual(camera.agent_result(text)["totals"]["events_emitted"], 5)
+        self.assertEqual(agentresult.agent_result(text)["totals"]["events_emitted"], 5)
 
     def test_absent(self):
-        self.assertIsNone(camera.agent_result("[ 1.0] nothing here\n"))
+        self.assertIsNone(agentresult.agent_result("[ 1.0] nothing here\n"))
 
 
 class Summary(unittest.TestCase):
@@ -50,7 +50,7 @@ class Summary(unittest.TestCase):
             agent = {"run_elapsed_s": 2.0,
                      "totals": {"events_emitted": 3000, "events_dequeued": 2900, "key_events": 200,
                                 "phys_reads": 7, "cycles": 2}}
-            s = camera.summarize(agent, cams, 2.0)
+            s = agentresult.summarize(agent, cams, 2.0)
         self.assertEqual(s["sent"], 4000)
         self.assertEqual(s["guest_counted"], 3200)
         self.assertEqual(s["guest_rate_per_s"], 1600.0)
@@ -59,9 +59,24 @@ class Summary(unittest.TestCase):
         self.assertAlmostEqual(s["fake_device_cpu_s"], 0.6)
 
     def test_no_agent(self):
-        s = camera.summarize(None, [], 10)
+        s = agentresult.summarize(None, [], 10)
         self.assertEqual(s["guest_counted"], 0)
 
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ExitWords(unittest.TestCase):
+    def test_signal_and_exit_code(self):
+        self.assertEqual(camera.describe_exit(-9), "killed by signal 9 (SIGKILL)")
+        self.assertEqual(camera.describe_exit(3), "exit 3")
+
+    def test_tail_says_when_the_log_is_empty_or_missing(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "camera0.log"
+            self.assertIn("missing", camera.tail(p))
+            p.write_text("")
+            self.assertIn("empty", camera.tail(p))
+            p.write_text("usbredirparser: bad packet\n")
+            self.assertEqual(camera.tail(p), "usbredirparser: bad packet")

@@ -5,6 +5,7 @@ import textwrap
 import unittest
 from pathlib import Path
 
+from harness import settings
 from harness.case import load_case
 from harness.errors import InputError
 
@@ -62,10 +63,10 @@ class CaseTest(unittest.TestCase):
         c = load_case(self.write(GOOD))
         self.assertEqual(c.name, "uvc-status-buffer")
         self.assertEqual(c.seed, "a31a4055473b")
-        self.assertEqual(c.run.flood.pattern, "control")
-        self.assertEqual(c.run.flood.rate, "max")
-        self.assertEqual(c.run.duration, 20.0)
-        self.assertEqual(c.run.cycle_hz, 2.0)
+        self.assertEqual(c.run["flood"].pattern, "control")
+        self.assertEqual(c.run["flood"].rate, "max")
+        self.assertEqual(c.run["duration"], 20.0)
+        self.assertEqual(c.run["cycle_hz"], 2.0)
         self.assertEqual(c.before.name, "before")
         self.assertEqual([v.name for v in c.afters], ["fix", "fix-aligned"])
         fix = c.variant("fix")
@@ -86,8 +87,42 @@ class CaseTest(unittest.TestCase):
     def test_run_defaults(self):
         text = GOOD.split("[run]")[0] + "[[variants]]" + GOOD.split("[[variants]]", 1)[1]
         c = load_case(self.write(text))
-        self.assertEqual(c.run.duration, 20.0)
-        self.assertEqual(c.run.flood.pattern, "control")
+        self.assertEqual(c.run, {})
+        b, f = settings.resolve(c.run)
+        self.assertEqual((f.duration, f.flood.pattern, f.cycle_hz), (20.0, "control", 0.0))
+
+    def test_run_takes_every_run_setting(self):
+        c = load_case(self.write(GOOD.replace('phys_hz = 200\n', 'phys_hz = 200\nhotplug = 3\n'
+                                              'cameras = 2\nseed = 7\nsmp = 2\n'
+                                              'append = "kasan_multi_shot"\n'
+                                              'agent_args = "--batch 2"\n')))
+        b, f = settings.resolve(c.run)
+        self.assertEqual((f.hotplug, f.cameras, f.seed, f.agent_args), (3.0, 2, 7, "--batch 2"))
+        self.assertEqual((b.smp, b.append), (2, "kasan_multi_shot"))
+
+    def test_flags_win_over_the_case_and_the_case_over_defaults(self):
+        c = load_case(self.write(GOOD))
+        b, f = settings.resolve(c.run, {"duration": 4.0, "smp": 2})
+        self.assertEqual((f.duration, f.flood.rate, f.phys_hz, b.smp), (4.0, "max", 200.0, 2))
+
+    def test_bad_run_values_name_the_key(self):
+        for bad, key in (('cameras = 0', "run.cameras"), ('seed = "x"', "run.seed"),
+                         ('smp = 1.5', "run.smp"), ('duration = "soon"\nflood = "x"', "run."),
+                         ('hotplug = -1', "run.hotplug"), ('accel = "kvm"', "run.accel")):
+            text = GOOD.replace('flood = "control:max"\nduration = "20s"\n', '') \
+                if bad.startswith("duration") else GOOD
+            msg = self.error(text.replace('cycle_hz = 2\n', bad + '\n'))
+            self.assertIn(key, msg)
+        msg = self.error(GOOD.replace('"control:max"', '"nope"'))
+        self.assertIn("run.flood", msg)
+        self.assertIn("unknown pattern", msg)
+
+    def test_patch_outside_the_case_folder_is_refused(self):
+        outside = Path(self.tmp.name) / "elsewhere.patch"
+        outside.write_text("x\n")
+        msg = self.error(GOOD.replace('"fix/0002-y.patch"', '"../../elsewhere.patch"'))
+        self.assertIn("outside the case's folder", msg)
+        self.assertIn("variants[1].patches[1]", msg)
 
     def test_missing_file(self):
         with self.assertRaises(InputError) as cm:

@@ -4,10 +4,11 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness import cli, errors, insnprof
+from harness import cli, errors, initramfs, insnprof, pipeline, settings
 
 SYSTEM_MAP = """\
 0000000000000000 D __per_cpu_start
@@ -127,11 +128,14 @@ class Cli(unittest.TestCase):
     def test_option_parsed_and_refused_with_kvm(self):
         a = cli.parser().parse_args(["boot", "--kernel", "6.1", "--insn-profile", "--accel", "kvm"])
         self.assertTrue(a.insn_profile)
-        self.assertFalse(cli.parser().parse_args(["run", "--kernel", "6.1"]).insn_profile)
-        a.command, a.append, a.qemu_opts = "boot", "", []
+        self.assertFalse(settings.resolve(cli.flags(
+            cli.parser().parse_args(["run", "--kernel", "6.1"])))[0].insn_profile)
+        b = settings.resolve(cli.flags(a))[0]
         res = SimpleNamespace(artifacts=SimpleNamespace(config=Path("/nonexistent/config")))
-        with self.assertRaises(errors.InputError) as e:
-            cli._boot(a, None, res, Path("/tmp"), Path("/tmp/initrd"), timeout=1)
+        job = pipeline.BootJob(res, Path("/tmp"), initramfs.RunConfig(), b, "boot")
+        with mock.patch.object(pipeline, "initrd_for", return_value=Path("/tmp/initrd")), \
+                self.assertRaises(errors.InputError) as e:
+            pipeline.boot(job, None)
         self.assertIn("TCG", str(e.exception))
 
     def test_profile_lines(self):

@@ -142,7 +142,7 @@ class KvmFallbackRetry(unittest.TestCase):
         import tempfile
         calls = []
 
-        def fake_boot_once(req, accel, on_output, poll, kvm_grace):
+        def fake_boot_once(req, accel, on_output, poll, kvm_grace, stop_when=None):
             calls.append((accel, list(req.extra_args)))
             outcome = "kvm-silent" if accel == "kvm" else "ok"
             return qemu.BootResult(outcome, accel, 1.0, 0, 0, bootlog.ConsoleWatch(),
@@ -193,7 +193,7 @@ class KvmFailure(unittest.TestCase):
         import tempfile
         accels = []
 
-        def fake_boot_once(req, accel, on_output, poll, kvm_grace):
+        def fake_boot_once(req, accel, on_output, poll, kvm_grace, stop_when=None):
             accels.append(accel)
             if accel == "kvm":
                 return self.res("qemu-error", stderr=self.ABORT)

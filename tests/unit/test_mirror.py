@@ -1,4 +1,4 @@
-"""bisect-run: the mirror of a user's checkout, version detection, exit codes.
+"""--tree and bisect-run: the mirror of a user's checkout, version detection, exit codes.
 
 The mirror tests use a tiny git repository as the "user's checkout" and
 check the promises that matter to git bisect: the checkout is never
@@ -19,7 +19,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import bisect, bisectrun, kernel, series
+from harness import bisect, bisectjob, checkout, cli, kernel, mirror, series
 from harness.errors import EnvError, InputError
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
@@ -96,12 +96,12 @@ class MirrorFixture(unittest.TestCase):
         self.tmp.cleanup()
 
     def mirror(self):
-        return bisectrun.Mirror(self.user, self.root)
+        return mirror.Mirror(self.user, self.root)
 
     def step(self, patches=()):
         """One bisect step's mirror work: sync, patches, settle (a fresh Mirror each time)."""
         m = self.mirror()
-        tracked = bisectrun.tracked_files(self.user)
+        tracked = checkout.tracked_files(self.user)
         stats = m.sync(tracked)
         m.apply(patches)
         m.settle(stats)
@@ -149,7 +149,7 @@ class MirrorTest(MirrorFixture):
         m = self.mirror()
         m.state["owned"]["drivers/x/x.h"][1] = os.stat(h).st_mtime_ns
         m.state["owned"]["drivers/x/new.c"][1] = os.stat(new).st_mtime_ns
-        m._save()
+        m.save()
         mt = (os.stat(h).st_mtime_ns, os.stat(new).st_mtime_ns)
         time.sleep(0.01)
         _, stats = self.step([self.patch])
@@ -209,7 +209,7 @@ class MirrorTest(MirrorFixture):
 
     def test_failed_patch_then_resync_restores_the_checkout_content(self):
         m = self.mirror()
-        tracked = bisectrun.tracked_files(self.user)
+        tracked = checkout.tracked_files(self.user)
         m.sync(tracked)
         with self.assertRaises(InputError) as cm:
             m.apply([self.bad])
@@ -262,65 +262,64 @@ class MirrorTest(MirrorFixture):
 
     def test_config_digest_follows_kconfig_only(self):
         m, _ = self.step([self.patch])
-        tracked = bisectrun.tracked_files(self.user)
-        d0 = bisectrun.config_digest(m, tracked, "frags")
+        tracked = checkout.tracked_files(self.user)
+        d0 = mirror.config_digest(m, tracked, "frags")
         rewrite(self.user / "drivers/x/x.c", "int other;\n")
         m, _ = self.step([self.patch])
-        self.assertEqual(bisectrun.config_digest(m, tracked, "frags"), d0)
-        self.assertNotEqual(bisectrun.config_digest(m, tracked, "other frags"), d0)
+        self.assertEqual(mirror.config_digest(m, tracked, "frags"), d0)
+        self.assertNotEqual(mirror.config_digest(m, tracked, "other frags"), d0)
         rewrite(self.user / "Kconfig", "config X\n\tbool \"x\"\n")
         m, _ = self.step([self.patch])
-        self.assertNotEqual(bisectrun.config_digest(m, tracked, "frags"), d0)
+        self.assertNotEqual(mirror.config_digest(m, tracked, "frags"), d0)
 
     def test_checkout_identity_and_dirty_state(self):
-        co = bisectrun.open_checkout(self.user / "drivers")
+        co = checkout.open_checkout(self.user / "drivers")
         self.assertEqual(co.path, Path(os.path.realpath(self.user)))
         self.assertEqual(co.version, "6.1")
         self.assertEqual(co.dirty, "")
         self.assertEqual(co.commit, git(self.user, "rev-parse", "HEAD").strip())
         (self.user / "untracked.c").write_text("not ours\n")
-        self.assertEqual(bisectrun.open_checkout(self.user).dirty, "")
+        self.assertEqual(checkout.open_checkout(self.user).dirty, "")
         (self.user / "drivers/x/x.c").write_text("int local;\n")
-        d1 = bisectrun.open_checkout(self.user).dirty
+        d1 = checkout.open_checkout(self.user).dirty
         self.assertTrue(d1)
         (self.user / "drivers/x/x.c").write_text("int other;\n")
-        self.assertNotIn(bisectrun.open_checkout(self.user).dirty, ("", d1))
+        self.assertNotIn(checkout.open_checkout(self.user).dirty, ("", d1))
         # the index was not written (git status with --no-optional-locks)
         self.assertFalse((self.user / ".git" / "index.lock").exists())
 
     def test_mirror_path_is_keyed_by_the_real_path(self):
         os.symlink(self.user, self.d / "alias")
         with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(self.d / "cache")}):
-            a = bisectrun.mirror_root(self.user)
-            self.assertEqual(a, bisectrun.mirror_root(self.d / "alias"))
+            a = mirror.mirror_root(self.user)
+            self.assertEqual(a, mirror.mirror_root(self.d / "alias"))
             self.assertEqual(a.parent, (self.d / "cache" / "work").resolve())
             self.assertTrue(a.name.startswith("checkout-"))
 
 
-class BuildStepSkips(MirrorFixture):
-    """build_step up to make: which series applies, and what makes a commit a skip."""
+class TreeBuildErrors(MirrorFixture):
+    """kernel.build of a checkout's variant up to make: which series applies, what fails."""
 
-    def plan(self, candidates, extra=()):
-        co = bisectrun.Checkout(Path(os.path.realpath(self.user)), "0" * 40, "", "6.5")
-        return bisectrun.Plan(co, candidates, list(extra), [])
+    def variant(self, candidates, extra=()):
+        co = checkout.Checkout(Path(os.path.realpath(self.user)), "0" * 40, "", "6.5")
+        return kernel.TreeVariant(co, tuple((v, tuple(ps)) for v, ps in candidates),
+                                  tuple(extra), ())
 
-    def build(self, plan):
-        from types import SimpleNamespace
-        a = SimpleNamespace(force=False, jobs=1)
+    def build(self, variant):
         with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(self.d / "cache")}), \
                 mock.patch.object(kernel, "compiler_version", return_value="gcc 12"), \
                 mock.patch.object(kernel, "check_tools"), \
                 mock.patch.object(kernel, "configure",
                                   side_effect=InputError("CONFIG_X=y ended up not set")) as cfg:
             try:
-                bisectrun.build_step(a, plan, lambda msg: None, mock.Mock())
-            except bisectrun.Skip as e:
+                kernel.build(variant, progress=mock.Mock())
+            except InputError as e:
                 return e, cfg
-        self.fail("no skip")
+        self.fail("no error")
 
     def test_no_series_applies(self):
         before = snapshot(self.user)
-        e, cfg = self.build(self.plan([("6.1", [self.bad]), ("6.12", [self.bad])]))
+        e, cfg = self.build(self.variant([("6.1", [self.bad]), ("6.12", [self.bad])]))
         self.assertIn("detector series does not apply", e.message)
         self.assertIn("patches/6.1/series", e.message)
         self.assertIn("patches/6.12/series", e.message)
@@ -329,13 +328,13 @@ class BuildStepSkips(MirrorFixture):
         cfg.assert_not_called()
         self.assertEqual(snapshot(self.user), before)
 
-    def test_nearest_that_applies_then_a_lost_option_is_a_skip(self):
+    def test_nearest_that_applies_then_a_lost_option(self):
         before = snapshot(self.user)
-        e, cfg = self.build(self.plan([("6.1", [self.bad]), ("6.12", [self.patch])]))
+        e, cfg = self.build(self.variant([("6.1", [self.bad]), ("6.12", [self.patch])]))
         self.assertIn("CONFIG_X=y ended up not set", e.message)
         cfg.assert_called_once()
         with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(self.d / "cache")}):
-            root = bisectrun.mirror_root(self.user)
+            root = mirror.mirror_root(self.user)
         self.assertIn("int detector;", (root / "drivers/x/x.h").read_text())
         # the half-applied 6.1 attempt was undone: x.c is the checkout's again
         self.assertEqual(os.lstat(root / "drivers/x/x.c").st_ino,
@@ -343,23 +342,23 @@ class BuildStepSkips(MirrorFixture):
         self.assertEqual(snapshot(self.user), before)
 
     def test_extra_series_that_does_not_apply(self):
-        e, _ = self.build(self.plan([("6.1", [self.patch])], [self.bad]))
-        self.assertTrue(e.message.startswith("--series: "), e.message)
+        e, _ = self.build(self.variant([("6.1", [self.patch])], [self.bad]))
+        self.assertIn("bad.patch does not apply", e.message)
 
 
 class Versions(unittest.TestCase):
     def test_read_version(self):
         mk = "# SPDX\nVERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 3\nEXTRAVERSION =\nNAME = x\n"
-        self.assertEqual(bisectrun.read_version(mk), "6.12")
-        self.assertEqual(bisectrun.read_version("all:\n\ttrue\n"), "")
+        self.assertEqual(checkout.read_version(mk), "6.12")
+        self.assertEqual(checkout.read_version("all:\n\ttrue\n"), "")
 
     def test_series_order_nearest_first(self):
-        self.assertEqual(bisectrun.series_order("6.1"), ["6.1"])
-        self.assertEqual(bisectrun.series_order("6.12"), ["6.12"])
-        self.assertEqual(bisectrun.series_order("6.5"), ["6.1", "6.12"])
-        self.assertEqual(bisectrun.series_order("6.9"), ["6.12", "6.1"])
-        self.assertEqual(bisectrun.series_order("7.0"), ["6.12", "6.1"])
-        self.assertEqual(bisectrun.series_order("5.15"), ["6.1", "6.12"])
+        self.assertEqual(series.series_order("6.1"), ["6.1"])
+        self.assertEqual(series.series_order("6.12"), ["6.12"])
+        self.assertEqual(series.series_order("6.5"), ["6.1", "6.12"])
+        self.assertEqual(series.series_order("6.9"), ["6.12", "6.1"])
+        self.assertEqual(series.series_order("7.0"), ["6.12", "6.1"])
+        self.assertEqual(series.series_order("5.15"), ["6.1", "6.12"])
 
 
 class ExitCodes(unittest.TestCase):
@@ -376,7 +375,7 @@ class ExitCodes(unittest.TestCase):
         git(self.repo, "commit", "-q", "-m", "x")
         for p in (mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(d / "cache")}),
                   mock.patch.object(kernel, "compiler_version", return_value="gcc 12"),
-                  mock.patch.object(bisectrun.initramfs, "build_agent",
+                  mock.patch.object(bisectjob.initramfs, "build_agent",
                                     return_value=Path("/bin/true"))):
             p.start()
             self.addCleanup(p.stop)
@@ -385,30 +384,34 @@ class ExitCodes(unittest.TestCase):
         self.tmp.cleanup()
 
     def main(self, *args, build=None, run=None):
+        """cli.bisect_run with the build and the runs' verdict replaced."""
         out, err = io.StringIO(), io.StringIO()
-        sb = bisectrun.StepBuild(mock.Mock(to_json=lambda: {"key": "k"}), "6.1")
-        with mock.patch.object(bisectrun, "build_step", side_effect=build, return_value=sb), \
-                mock.patch.object(bisectrun, "run_step", side_effect=run), \
+        built = mock.Mock(cached=True, to_json=lambda: {"key": "k"},
+                          artifacts=mock.Mock(dir=Path("/nonexistent"), meta={}))
+        with mock.patch.object(bisectjob.kernel, "build", side_effect=build, return_value=built), \
+                mock.patch.object(bisectjob.FloodRunner, "run",
+                                  return_value=[bisect.RunOutcome(bisect.CLEAN)] * 2), \
+                mock.patch.object(bisectjob.bisect, "decide", side_effect=run), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = bisectrun.main(list(args))
+            code = cli.main(["bisect-run", *args])
         return code, out.getvalue(), err.getvalue()
 
     def verdict(self, v):
-        return lambda *a, **k: (v, "because", [bisect.RunOutcome(bisect.CLEAN)])
+        return lambda *a, **k: (v, "because")
 
     def test_argparse_errors_stop_the_bisection(self):
         for args in ([], ["--signature"], ["--signature", "x", "--no-such-flag"],
                      ["--signature", "x", "--runs", "zero"], ["--signature", "x", "--runs", "0"],
                      ["--signature", "x", "--repro-chance", "1.5"]):
             code, _, err = self.main(*args)
-            self.assertEqual(code, bisectrun.EXIT_USAGE, args)
+            self.assertEqual(code, cli.BR_USAGE, args)
             self.assertGreaterEqual(code, 128)
             self.assertIn("error", err)
 
     def test_help_is_zero_and_shows_the_git_line(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            self.assertEqual(bisectrun.main(["--help"]), 0)
+            self.assertEqual(cli.main(["bisect-run", "--help"]), 0)
         text = out.getvalue()
         self.assertIn("git bisect run /path/to/dmaharness bisect-run --signature", text)
         for code in ("125", "129", "130", "131", "132"):
@@ -423,11 +426,11 @@ class ExitCodes(unittest.TestCase):
     def test_skip_stop_and_internal_errors(self):
         tree = ["--signature", "x", "--tree", str(self.repo)]
         cases = [
-            (bisectrun.Skip("patch does not apply"), 125),
-            (EnvError("`flex` is not installed"), bisectrun.EXIT_ENV),
-            (InputError("fragment missing"), bisectrun.EXIT_INPUT),
-            (KeyboardInterrupt(), bisectrun.EXIT_INTERRUPTED),
-            (RuntimeError("a bug"), bisectrun.EXIT_INTERNAL),
+            (InputError("patch does not apply"), 125),          # the commit's fault: skip
+            (kernel.BuildError("x.c:1: error"), 125),
+            (EnvError("`flex` is not installed"), cli.BR_ENV),
+            (KeyboardInterrupt(), cli.BR_INTERRUPTED),
+            (RuntimeError("a bug"), cli.BR_INTERNAL),
         ]
         for exc, want in cases:
             code, _, err = self.main(*tree, build=exc)
@@ -435,18 +438,22 @@ class ExitCodes(unittest.TestCase):
             self.assertIn(f"exit {want}", err.splitlines()[-1])
         code, _, err = self.main(*tree, build=RuntimeError("a bug"))
         self.assertIn("Traceback", err)
+        # a file of ours that is wrong is not the commit's fault: stop
+        code, _, err = self.main(*tree, "--fragment", str(Path(self.tmp.name) / "nope.config"))
+        self.assertEqual(code, cli.BR_INPUT, err)
 
     def test_not_a_checkout_or_not_a_kernel_stops(self):
         code, _, _ = self.main("--signature", "x", "--tree", self.tmp.name)
-        self.assertEqual(code, bisectrun.EXIT_INPUT)
+        self.assertEqual(code, cli.BR_INPUT)
         (self.repo / "Makefile").write_text("all:\n")
         code, _, err = self.main("--signature", "x", "--tree", str(self.repo))
-        self.assertEqual(code, bisectrun.EXIT_INPUT)
+        self.assertEqual(code, cli.BR_INPUT)
         self.assertIn("not a Linux kernel checkout", err)
 
     def test_json_is_one_object(self):
         code, out, _ = self.main("--signature", "x", "--tree", str(self.repo), "--json",
-                                 build=bisectrun.Skip("the kernel does not build", "x.c:1: error"))
+                                 build=kernel.BuildError("the kernel does not build",
+                                                         detail="x.c:1: error"))
         self.assertEqual(code, 125)
         d = json.loads(out)
         self.assertEqual((d["version"], d["verdict"], d["exit_code"]), (1, "skip", 125))
@@ -455,19 +462,19 @@ class ExitCodes(unittest.TestCase):
         self.assertIn("x.c:1: error", d["detail"])
 
     def test_key_depends_on_commit_dirty_state_and_detector(self):
-        from types import SimpleNamespace
-        a = SimpleNamespace(no_detector=False, series=[], fragment=[])
-        co = bisectrun.open_checkout(self.repo)
-        k = bisectrun.make_plan(a, co).key()
+        co = checkout.open_checkout(self.repo)
+        k = kernel.tree_variant(co).key()
         self.assertTrue(k.startswith(f"git-6.1-{co.commit[:12]}-"))
-        self.assertEqual(k, bisectrun.make_plan(a, co).key())
-        co2 = bisectrun.Checkout(co.path, co.commit, "abc", co.version)
-        self.assertNotEqual(k, bisectrun.make_plan(a, co2).key())
-        nd = bisectrun.make_plan(SimpleNamespace(no_detector=True, series=[], fragment=[]), co)
+        self.assertEqual(k, kernel.tree_variant(co).key())
+        co2 = checkout.Checkout(co.path, co.commit, "abc", co.version)
+        self.assertNotEqual(k, kernel.tree_variant(co2).key())
+        frags = tuple(kernel.fragmod.resolve_fragments([]))
+        nd = kernel.tree_variant(co, (), frags, detector=False)
         self.assertNotEqual(k, nd.key())
-        self.assertEqual(nd.candidates, [])
-        self.assertNotIn("detector", [f.name for f in nd.frags])
-        self.assertNotIn("kunit", [f.name for f in nd.frags])
+        self.assertEqual(nd.candidates, ())
+        self.assertNotIn("detector", [f.name for f in nd.fragments])
+        self.assertNotIn("kunit", [f.name for f in nd.fragments])
+        self.assertIn("detector", [f.name for f in kernel.tree_variant(co, (), frags).fragments])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,114 @@
+"""`run --case`: every variant of a case under the flood, then the diff of reports.
+
+The variants are built first, one after the other (each seeded from the
+last, so each is an incremental build), then booted ``parallel`` at a
+time.  The outcome is enriched (file:line, structure layouts) and written
+as outcome.json and a self-contained report.html in the case's folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import diff, enrich, errors, htmlreport, jsonout, kernel, reports, settings, symbolize
+from .case import Case, load_case
+from .pipeline import FloodJob, Target, VariantSpec, flood_once, new_run_dir, run_parallel, target
+from .progress import Progress
+
+
+@dataclass(frozen=True)
+class CaseRequest:
+    case: Path                                  # the folder or its case.toml
+    variant: VariantSpec
+    flags: Mapping[str, Any]                    # run settings given on the command line
+    runs: int = 2                               # runs per variant
+    parallel: int = 2                           # guests booted at once
+    run_dir: Path | None = None
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    target: Target
+    outcome: diff.Outcome
+    folder: Path
+    html: Path
+    outcome_json: Path
+    settings: dict
+
+    @property
+    def matches(self) -> bool:
+        return bool(self.outcome.matches)
+
+    def to_json(self) -> dict:
+        return {"command": "run", "case": self.case.name, **self.target.to_json(),
+                "ok": self.outcome.matches, "run_dir": str(self.folder), "html": str(self.html),
+                "settings": self.settings, "outcome": self.outcome.to_json()}
+
+
+def case_version(case: Case) -> str | None:
+    """The kernel version a case is written for (patches/<version>/cases/<name>), if it says."""
+    ver = case.folder.parent.parent.name
+    return ver if case.folder.parent.name == "cases" else None
+
+
+def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
+    case = load_case(req.case)
+    ver = case_version(case)
+    spec = req.variant
+    if ver and spec.kernel is None and spec.tree is None and ver in kernel.SUPPORTED:
+        spec = replace(spec, kernel=ver)        # the case says which kernel
+    t = target(spec)
+    if ver and ver != t.version:
+        where = f"--tree {t.checkout.path} (linux {t.version})" if t.checkout else f"--kernel {t.version}"
+        raise errors.InputError(f"case {case.folder} is for linux {ver}, not {where}")
+    boot_, flood = settings.resolve(case.run, req.flags)
+    top = req.run_dir or new_run_dir(f"case-{case.name}-{t.name}")
+    top.mkdir(parents=True, exist_ok=True)
+    variants = [(v, t.variant(v.patches)) for v in [case.before] + case.afters]
+    builds: dict[str, kernel.BuildResult] = {}
+    for v, variant in variants:
+        progress.note(f"[case {case.name}] variant {v.name}: {len(variant.patches)} patches")
+        builds[v.name] = kernel.build(variant, jobs=spec.jobs, progress=progress,
+                                      force=spec.force, need_tree=t.checkout is None)
+    jobs = [(v, r) for v, _ in variants for r in range(req.runs)]
+
+    def one(job):
+        v, r = job
+        progress.note(f"[case {case.name}] {v.name} run {r + 1}/{req.runs}")
+        return job, flood_once(FloodJob(builds[v.name], top / f"{v.name}-{r + 1}", boot_, flood),
+                               progress)
+
+    runs: dict[str, list] = {v.name: [] for v, _ in variants}
+    traces, failures = [], []
+    syms = {name: symbolize.symbolizer(b.artifacts.dir) for name, b in builds.items()}
+    for (v, r), fr in run_parallel(jobs, one, req.parallel):
+        reps = reports.parse(fr.result.console.read_text(errors="replace"))
+        runs[v.name].append(reps)
+        if fr.result.outcome not in ("ok", "panic", "guest-error") or fr.crashed:
+            failures.append(f"{v.name} run {r + 1}: " + (
+                fr.device_error().message.splitlines()[0] if fr.crashed else fr.result.describe()))
+        series_, start = htmlreport.agent_series(fr.agent)
+        traces.append(htmlreport.RunTrace(f"{v.name} #{r + 1}", reps, series_, start or 0.0,
+                                          syms[v.name].format_report, str(fr.result.console)))
+    if failures:
+        raise errors.GuestError("the case could not run cleanly: " + "; ".join(failures))
+    outcome = diff.compare_case(case, runs[case.before.name],
+                                {v.name: runs[v.name] for v in case.afters})
+    if t.checkout is None:
+        enrich.annotate_outcome(outcome, {name: b.artifacts.dir for name, b in builds.items()})
+    else:
+        # one mirror per checkout: rebuild each variant's tree in turn (incremental)
+        for v, variant in variants:
+            kernel.build(variant, jobs=spec.jobs, progress=progress, need_tree=True)
+            enrich.annotate_outcome(outcome, {v.name: builds[v.name].artifacts.dir})
+    out_json = top / "outcome.json"
+    jsonout.write(out_json, outcome.to_json())
+    html = htmlreport.write(top / "report.html", outcome, traces,
+                            title=f"dmaharness: {case.name} on linux {t.version}"
+                                  + (f" ({t.checkout.path} at {t.checkout.short})" if t.checkout else ""))
+    return CaseResult(case, t, outcome, top, html, out_json,
+                      {"boot": boot_.__dict__ | {"qemu_opts": list(boot_.qemu_opts)},
+                       "flood": settings.flood_json(flood)})

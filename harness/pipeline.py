@@ -1,0 +1,379 @@
+"""The run pipeline: a variant built, its initramfs, one boot, one flood.
+
+Every command goes through here: `build`, `boot`, `kunit` and `run` call
+one function each; `run --case` (harness.caserun), `bisect` and
+`bisect-run` (harness.bisectjob) repeat :func:`flood_once` over variants.
+A kernel is named by a :class:`Target` (Debian's linux-source-X.Y, or the
+user's own checkout with ``--tree``) plus patches and fragments; options
+arrive as typed requests (harness.settings for boot and flood settings),
+never as an argparse namespace.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import resource
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from . import agentresult, bisect, camera, errors, fragments, initramfs, insnprof, jsonout, \
+    kernel, paths, proc, qemu, reports, series
+from .checkout import Checkout, open_checkout
+from .errors import HarnessError
+from .progress import Progress
+from .settings import BootSettings, FloodSettings
+
+
+# --- which kernel ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """What to build, as the user said it (the `variant` option group)."""
+    kernel: str | None = None                 # Debian's linux-source-X.Y (default 6.1)
+    tree: Path | None = None                  # or a user's git checkout
+    series: tuple[Path, ...] = ()             # applied after the base (detector) series
+    prefix: int | None = None                 # only the first N patches of `series`
+    fragments: tuple[str, ...] = ()           # names or files; () = all of kconfig-fragments/
+    base_series: bool = True                  # patches/<version>/series (the detector)
+    jobs: int | None = None
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved kernel source: a Debian version, or a checkout at its HEAD."""
+    version: str
+    checkout: Checkout | None
+    spec: VariantSpec
+    frags: tuple[fragments.Fragment, ...]
+    patches: tuple[series.Patch, ...]         # the spec's series (prefix applied)
+
+    @property
+    def name(self) -> str:
+        """A short name for folders and progress: `6.1`, or `git-6.12-<commit>`."""
+        if self.checkout is None:
+            return self.version
+        return f"git-{self.version}-{self.checkout.short}"
+
+    def variant(self, extra: Sequence[series.Patch] = ()) -> kernel.AnyVariant:
+        """The kernel with the spec's patches, then ``extra`` (a case's, a bisection prefix's)."""
+        patches = self.patches + tuple(extra)
+        if self.checkout is not None:
+            return kernel.tree_variant(self.checkout, patches, self.frags,
+                                       detector=self.spec.base_series,
+                                       fragments_given=bool(self.spec.fragments))
+        base = tuple(series.variant_patches(self.version, with_base=self.spec.base_series))
+        return kernel.Variant(self.version, base + patches, self.frags)
+
+    def to_json(self) -> dict:
+        out = {"kernel": self.version}
+        if self.checkout is not None:
+            out.update({"tree": str(self.checkout.path), "commit": self.checkout.commit,
+                        "dirty": bool(self.checkout.dirty)})
+        return out
+
+
+def target(spec: VariantSpec) -> Target:
+    """Resolve a spec: read the checkout (never writing it), the series and fragments."""
+    checkout = None
+    if spec.tree is not None:
+        checkout = open_checkout(spec.tree)
+        if spec.kernel and spec.kernel != checkout.version:
+            raise errors.InputError(f"--kernel {spec.kernel} and --tree {spec.tree} disagree: the "
+                                    f"checkout is linux {checkout.version} (drop --kernel)")
+        version = checkout.version
+    else:
+        version = spec.kernel or "6.1"
+        if version not in kernel.SUPPORTED:
+            raise errors.InputError(f"kernel version {version!r} is not supported "
+                                    f"(choose one of {', '.join(kernel.SUPPORTED)})")
+    patches: list[series.Patch] = []
+    for s in spec.series:
+        patches.extend(series.parse_series(s))
+    if spec.prefix is not None:
+        if not 0 <= spec.prefix <= len(patches):
+            raise errors.InputError(f"--prefix {spec.prefix}: the --series name "
+                                    f"{len(patches)} patches")
+        patches = patches[:spec.prefix]
+    frags = tuple(fragments.resolve_fragments(list(spec.fragments)))
+    return Target(version, checkout, spec, frags, tuple(patches))
+
+
+def build(spec: VariantSpec, target_: Target | None = None, extra: Sequence[series.Patch] = (),
+          *, progress: Progress, need_tree: bool = False) -> kernel.BuildResult:
+    t = target_ or target(spec)
+    return kernel.build(t.variant(extra), jobs=spec.jobs, progress=progress, force=spec.force,
+                        need_tree=need_tree)
+
+
+# --- one boot ------------------------------------------------------------------------
+
+def new_run_dir(label: str) -> Path:
+    """A fresh folder under <cache>/runs: <time>-<label>-<pid>."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    d = paths.sub("runs") / f"{stamp}-{label}-{os.getpid()}"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@dataclass(frozen=True)
+class BootJob:
+    """One boot of a built kernel: what the init does, how QEMU runs."""
+    build: kernel.BuildResult
+    run_dir: Path
+    guest: initramfs.RunConfig
+    boot: BootSettings
+    command: str = "boot"                       # progress and KUnit's switch
+    extra_args: tuple[str, ...] = ()            # devices (usb-redir ...)
+    append: str = ""                            # the command's own kernel arguments
+    timeout: float | None = None                # None: boot.timeout
+    data_log: Path | None = None
+
+
+def _kunit_append(art: kernel.Artifacts, command: str) -> str:
+    """Built-in KUnit suites run at every boot unless told not to."""
+    config = art.config.read_text() if art.config.is_file() else ""
+    if command != "kunit" and "CONFIG_KUNIT=y" in config.splitlines():
+        return "kunit.enable=0 "
+    return ""
+
+
+def initrd_for(art: kernel.Artifacts, cfg: initramfs.RunConfig, run_dir: Path) -> Path:
+    agent = initramfs.build_agent() if cfg.workload == "agent" else None
+    if cfg.workload == "agent" and agent is None:
+        raise errors.BuildError("the agent workload needs harness/guest/Makefile to build the agent")
+    base = initramfs.base_archive(art, agent)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return initramfs.run_archive(art, base, cfg, run_dir)
+
+
+def boot(job: BootJob, progress: Progress, *, on_retry=None, stop_when=None,
+         on_output=None) -> qemu.BootResult:
+    """Boot once and watch the console (the initramfs made for this run folder)."""
+    art = job.build.artifacts
+    initrd = initrd_for(art, job.guest, job.run_dir)
+    b = job.boot
+    append = (_kunit_append(art, job.command) + job.append + " " + b.append).strip()
+    qemu_opts, accel = list(b.qemu_opts), b.accel
+    if b.insn_profile:
+        if accel == "kvm":
+            raise errors.InputError("--insn-profile needs TCG (QEMU plugins do not see KVM's "
+                                    "guest): drop --accel kvm")
+        insnprof.build_plugin()
+        qemu_opts += insnprof.qemu_opts(job.run_dir / "insnprof.txt")
+        accel = "tcg"
+    req = qemu.BootRequest(kernel=art.bzimage, initrd=initrd, console=job.run_dir / "console.log",
+                           append=append, memory_mb=b.memory, smp=b.smp, accel=accel,
+                           timeout=job.timeout if job.timeout is not None else b.timeout,
+                           silence=b.silence, extra_args=list(job.extra_args),
+                           data_log=job.data_log, qemu_opts=qemu_opts)
+    progress.note(f"[{job.command} {art.key}] console: {req.console}")
+    try:
+        return qemu.boot(req, on_output=on_output, on_retry=on_retry, stop_when=stop_when)
+    finally:
+        # a copy of the cached base archive plus the run's config: 4 MB a run
+        if initrd.parent == job.run_dir:
+            initrd.unlink(missing_ok=True)
+
+
+def insn_profile(boot_: BootSettings, art: kernel.Artifacts, run_dir: Path,
+                 result: qemu.BootResult) -> dict:
+    """The boot's instruction profile by function, for the JSON payload ({} when off)."""
+    if not boot_.insn_profile:
+        return {}
+    return {"insn_profile": insnprof.summarize(run_dir / "insnprof.txt", art.dir, result.console)}
+
+
+# --- one flood -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FloodJob:
+    build: kernel.BuildResult
+    run_dir: Path
+    boot: BootSettings
+    flood: FloodSettings
+    command: str = "run"
+
+
+@dataclass
+class FloodRun:
+    build: kernel.BuildResult
+    result: qemu.BootResult
+    agent: dict | None
+    summary: dict
+    payload: dict
+    run_dir: Path
+    crashed: list = field(default_factory=list)     # camera.Camera that died
+
+    def device_error(self) -> errors.DeviceError | None:
+        """A DeviceError naming the first camera that died, how, and its last log lines."""
+        if not self.crashed:
+            return None
+        c = self.crashed[0]
+        e = errors.DeviceError(f"fake camera {c.index} failed ({camera.describe_exit(c.exit_code)}); "
+                               f"its last log lines:\n{camera.tail(c.stderr)}", path=str(c.stderr))
+        e.payload = self.payload
+        return e
+
+
+def agent_args(f: FloodSettings) -> str:
+    """The guest agent's command line for a flood (its result also goes to ttyS1,
+    where printk cannot cut it)."""
+    args = [f"--duration {f.duration:g}", "--wait 30", f"--cameras {f.cameras}",
+            f"--cycle-hz {f.cycle_hz:g}", f"--phys-hz {f.phys_hz:g}", "--series",
+            "--output /dev/ttyS1"]
+    return " ".join(args + ([f.agent_args] if f.agent_args else []))
+
+
+def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
+    """One boot with the cameras flooding and the agent driving uvcvideo.
+
+    The guest is stopped as soon as a camera dies (its run cannot count).
+    Writes result.json in the run folder; never raises for a guest or
+    camera failure (the FloodRun says what happened).
+    """
+    f, run_dir = job.flood, job.run_dir
+    cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent", agent_args=agent_args(f))
+    spec = camera.CameraSpec(f.flood, f.duration + 5, f.seed, f.hotplug)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with camera.Cameras(f.cameras, spec, run_dir) as cams:
+        progress.note(f"[{job.command} {job.build.artifacts.key}] {f.cameras} camera(s), flood "
+                      f"{f.flood.pattern}:{f.flood.rate} for {f.duration:g}s")
+        data_log = run_dir / "agent.log"
+
+        def camera_gone() -> str:
+            dead = cams.crashed()
+            return (f"fake camera {dead[0].index} died ({camera.describe_exit(dead[0].process.poll())})"
+                    if dead else "")
+
+        result = boot(BootJob(job.build, run_dir, cfg, job.boot, job.command,
+                              tuple(cams.qemu_args()), timeout=f.duration + job.boot.timeout,
+                              data_log=data_log),
+                      progress, on_retry=cams.restart, stop_when=camera_gone, on_output=on_output)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        crashed = cams.crashed()
+    qemu_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    agent = (agentresult.agent_result(data_log.read_text(errors="replace"))
+             if data_log.is_file() else None) \
+        or agentresult.agent_result(result.console.read_text(errors="replace"))
+    summary = agentresult.summarize(agent, cams.cams, f.duration)
+    summary["qemu_cpu_s"] = round(qemu_cpu, 3)
+    summary["fake_device_cpu_share"] = (round(summary["fake_device_cpu_s"] / qemu_cpu, 4)
+                                        if qemu_cpu else None)
+    payload = {"command": job.command, "ok": result.ok and not crashed and agent is not None,
+               "build": job.build.to_json(), "run_dir": str(run_dir),
+               "flood": f.flood.__dict__, "duration_s": f.duration, "summary": summary,
+               "agent": agent, "cameras": [c.counters for c in cams.cams], **result.to_json(),
+               **insn_profile(job.boot, job.build.artifacts, run_dir, result)}
+    jsonout.write(run_dir / "result.json", payload)
+    return FloodRun(job.build, result, agent, summary, payload, run_dir, crashed)
+
+
+def check_flood(fr: FloodRun) -> None:
+    """Raise what a plain `run` reports for a failed flood: the camera, the guest, the agent."""
+    result = fr.result
+    e: HarnessError | None = fr.device_error()
+    if e is None and not result.ok:
+        try:
+            result.raise_for_outcome()
+        except HarnessError as err:
+            e = err
+    if e is None and fr.agent is None:
+        e = errors.GuestError(f"the guest agent printed no result line; console {result.console}",
+                              path=str(result.console))
+    if e is not None:
+        e.payload = fr.payload
+        raise e
+
+
+# --- runs as bisection evidence ------------------------------------------------------
+
+def classify_run(fr: FloodRun, matcher: bisect.Matcher) -> bisect.RunOutcome:
+    """A flood run as bisection evidence: hit, clean, failed or infra."""
+    text = fr.result.console.read_text(errors="replace") if fr.result.console.is_file() else ""
+    titles = matcher.matching([r.title for r in reports.parse(text)])
+    where, wall = str(fr.run_dir), getattr(fr.result, "wall", 0.0)
+    if titles:      # even from a run that then panicked: the signature was seen
+        return bisect.RunOutcome(bisect.HIT, titles, where, wall)
+    if fr.crashed:
+        return bisect.RunOutcome(bisect.INFRA, [], f"fake camera crashed; {where}", wall)
+    if fr.agent is not None and fr.result.outcome in ("ok", "guest-error"):
+        return bisect.RunOutcome(bisect.CLEAN, [], where, wall)
+    why = fr.result.describe() if fr.agent is not None or not fr.result.ok else \
+        "the guest agent printed no result"
+    return bisect.RunOutcome(bisect.FAILED, [], f"{why}; {where}", wall)
+
+
+def run_parallel(jobs: Sequence, one: Callable, parallel: int) -> list:
+    """``one(job)`` for each job, ``parallel`` at a time (each is mostly QEMU), in order.
+
+    On an exception or Ctrl-C, every child still running is stopped so the
+    workers return.
+    """
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        try:
+            return list(pool.map(one, jobs))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            proc.stop_all()
+            raise
+
+
+class FloodRunner:
+    """bisect.Runner over kernel variants: build through the cache, flood, classify.
+
+    ``variant_for(prefix)`` gives the kernel of a step; runs of a step go
+    to ``folder/<name_fmt>`` and are booted ``count`` at once.
+    """
+
+    def __init__(self, variant_for: Callable[[int], kernel.AnyVariant], matcher: bisect.Matcher,
+                 boot_: BootSettings, flood: FloodSettings, folder: Path, progress: Progress, *,
+                 jobs: int | None = None, force: bool = False, command: str = "bisect",
+                 name_fmt: str = "p{prefix}-{n}"):
+        self.variant_for, self.matcher = variant_for, matcher
+        self.boot, self.flood, self.folder, self.prog = boot_, flood, folder, progress
+        self.jobs, self.force, self.command, self.name_fmt = jobs, force, command, name_fmt
+        self.builds: dict[int, kernel.BuildResult] = {}     # given, or built by build()
+
+    def key(self, prefix: int) -> str:
+        return kernel.variant_key(self.variant_for(prefix))
+
+    def build(self, prefix: int, need_tree: bool = False) -> Optional[str]:
+        try:
+            self.builds[prefix] = kernel.build(self.variant_for(prefix), jobs=self.jobs,
+                                               progress=self.prog, force=self.force,
+                                               need_tree=need_tree)
+        except (errors.BuildError, errors.InputError) as e:
+            return e.message.splitlines()[0]
+        return None
+
+    def tree_for(self, prefix: int) -> kernel.BuildResult | None:
+        """The build of a prefix with its work tree present (built again if pruned)."""
+        self.build(prefix, need_tree=True)
+        return self.builds.get(prefix)
+
+    def run(self, prefix: int, first: int, count: int) -> list[bisect.RunOutcome]:
+        if prefix not in self.builds:     # resumed half-way: the build is cached
+            why = self.build(prefix)
+            if why:
+                return [bisect.RunOutcome(bisect.FAILED, [], f"build: {why}")] * count
+
+        def one(i: int) -> bisect.RunOutcome:
+            d = self.folder / self.name_fmt.format(prefix=prefix, n=first + i + 1)
+            shutil.rmtree(d, ignore_errors=True)
+            try:
+                fr = flood_once(FloodJob(self.builds[prefix], d, self.boot, self.flood,
+                                         self.command), self.prog)
+            except errors.EnvError:
+                raise
+            except HarnessError as e:
+                return bisect.RunOutcome(bisect.INFRA, [], f"{e.message}; {d}")
+            return classify_run(fr, self.matcher)
+
+        self.prog.note(f"[{self.command}] prefix {prefix}: runs {first + 1}..{first + count}")
+        return run_parallel(range(count), one, count)
