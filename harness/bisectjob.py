@@ -167,7 +167,9 @@ def test_commit(req: CommitRequest, progress: Progress, payload: dict, note) -> 
     try:
         build = kernel.build(variant, jobs=req.variant.jobs, progress=progress,
                              force=req.variant.force)
-    except (errors.InputError, errors.BuildError) as e:
+    except errors.BuildError as e:
+        raise Skip(f"the kernel does not build: {e.message}", e.detail) from None
+    except errors.InputError as e:      # a patch that does not apply, an option that does not stick
         raise Skip(e.message, e.detail) from None
     note(("build: cached " if build.cached else f"build: {build.steps} make steps in "
           f"{fmt_duration(time.monotonic() - t0)}: ") + str(build.artifacts.dir))

@@ -8,6 +8,7 @@ as outcome.json and a self-contained report.html in the case's folder.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -51,7 +52,7 @@ class CaseResult:
 def case_version(case: Case) -> str | None:
     """The kernel version a case is written for (patches/<version>/cases/<name>), if it says."""
     ver = case.folder.parent.parent.name
-    return ver if case.folder.parent.name == "cases" else None
+    return ver if case.folder.parent.name == "cases" and re.fullmatch(r"\d+\.\d+", ver) else None
 
 
 def run_case(req: CaseRequest, progress: Progress) -> CaseResult:

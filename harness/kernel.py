@@ -722,7 +722,7 @@ def _tree_work(variant: TreeVariant, key: str, label: str, progress: Progress) -
         mirror.apply(variant.patches)
         mirror.state.pop("built_key", None)
         mirror.settle(stats)
-        progress.note(f"[{label}] mirror {mirror.root} ({stats.files} files; {stats.linked} "
+        progress.note(f"[{label}] mirror: {mirror.root} ({stats.files} files; {stats.linked} "
                       f"linked, {stats.copied} copied, {stats.removed} removed; {stats.changed} "
                       f"of our files changed, {stats.kept} kept their mtime) in "
                       f"{stats.seconds:.1f}s"
@@ -731,7 +731,7 @@ def _tree_work(variant: TreeVariant, key: str, label: str, progress: Progress) -
         build_dir = mirror.root / "_build"
         if mirror.fresh and build_dir.exists():
             # the record of our files' mtimes is gone: make could trust stale objects
-            progress.note(f"[{label}] mirror: no record of its patched files; starting "
+            progress.note(f"[{label}] no record of the mirror's patched files; starting "
                           f"{build_dir} afresh")
             shutil.rmtree(build_dir)
         first = not (build_dir / "vmlinux").is_file()

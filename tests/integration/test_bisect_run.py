@@ -32,6 +32,13 @@ from harness.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, str(ROOT / "dmaharness")]
+
+
+def default_sigint():
+    """preexec_fn: the child takes SIGINT as a terminal would deliver it, even when this
+    test runs from a background job (whose shell ignores SIGINT for its children, a
+    disposition the harness rightly keeps)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 BUG = ROOT / "patches/6.1/cases/uvc-status-buffer/0001-media-uvcvideo-Embed-the-status-URB-buffer-in-struct.patch"
 SIGNATURE = ("^DMA-API: device driver maps a buffer that shares a cache line with other "
              "data of its object in (uvc_status_start|uvc_v4l2_open)$")
@@ -193,7 +200,7 @@ class BisectRun(unittest.TestCase):
         self.checkout(3)
         p = subprocess.Popen(CLI + ["bisect-run", "--signature", SIGNATURE, *FLOOD, "--force"],
                              cwd=self.repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True)
+                             text=True, preexec_fn=default_sigint)
         err = []
         try:
             for line in p.stderr:

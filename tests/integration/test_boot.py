@@ -20,6 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, str(ROOT / "dmaharness")]
 
 
+def default_sigint():
+    """preexec_fn: the child takes SIGINT as a terminal would deliver it, even when this
+    test runs from a background job (whose shell ignores SIGINT for its children, a
+    disposition the harness rightly keeps)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(*args, timeout=3600, **kw):
     return subprocess.run(CLI + list(args), capture_output=True, text=True, timeout=timeout, **kw)
 
@@ -105,7 +112,8 @@ class GuestFailures(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             p = subprocess.Popen(CLI + ["boot", "--kernel", "6.1", "-q", "--run-dir", d,
                                         "--workload", "shell-cmd", "--cmd", "sleep 600"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 preexec_fn=default_sigint)
             console = Path(d) / "console.log"
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and not (console.exists() and console.stat().st_size):
@@ -126,7 +134,8 @@ class InterruptedBuild(unittest.TestCase):
         key = json.loads(first.stdout)["key"]
         # --force walks the whole kbuild tree again: plenty of time to interrupt make
         p = subprocess.Popen(CLI + ["build", "--kernel", "6.1", "--force"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=default_sigint)
         cache = Path(os.environ.get("DMAHARNESS_CACHE", Path.home() / ".cache/dmaharness")).resolve()
         ours = rf"make -C {cache}/work/{key} O=_build"
         deadline = time.monotonic() + 120
@@ -236,6 +245,37 @@ class CameraRun(unittest.TestCase):
         self.assertGreater(out["summary"]["guest_counted"], 0, out["summary"])
         if "fell back" in out["accel_note"]:      # the path this test is about was taken
             self.assertEqual(out["accel"], "tcg")
+
+    def test_killed_camera_stops_the_run_and_says_how(self):
+        """A fake device killed mid-run: the guest is stopped at once (not after the
+        whole duration) and the error names the signal and the camera's log."""
+        with tempfile.TemporaryDirectory() as d:
+            p = subprocess.Popen(CLI + ["run", "--kernel", "6.1", "--json", "-q", "--duration",
+                                        "60s", "--run-dir", d],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                console = Path(d) / "console.log"
+                deadline = time.monotonic() + 300
+                while time.monotonic() < deadline and "Found UVC 1.10 device" not in (
+                        console.read_text(errors="replace") if console.exists() else ""):
+                    if p.poll() is not None:
+                        break
+                    time.sleep(0.5)
+                cams = subprocess.run(["pgrep", "-P", str(p.pid), "fake-uvc"],
+                                      capture_output=True, text=True).stdout.split()
+                self.assertTrue(cams, "no fake-uvc child to kill")
+                os.kill(int(cams[0]), signal.SIGKILL)
+                t0 = time.monotonic()
+                out, err = p.communicate(timeout=120)
+                after_kill = time.monotonic() - t0
+            finally:
+                if p.poll() is None:
+                    p.kill()
+        self.assertEqual(p.returncode, 7, err[-3000:])
+        e = json.loads(out)["error"]
+        self.assertIn("fake camera 0 failed (killed by signal 9 (SIGKILL))", e["message"])
+        self.assertIn("last log lines", e["message"])
+        self.assertLess(after_kill, 30, "the guest ran on after its camera died")
 
     def test_hotplug_under_flood_6_1(self):
         out = self.run_flood("6.1", "--flood", "mixed:max", "--hotplug", "3")

@@ -1,0 +1,141 @@
+"""--tree: build, run and run --case on a git checkout made from the 6.12 tree.
+
+The checkout is a git repository of Debian's pristine linux-source-6.12
+(hard links, one commit), as a kernel engineer's own tree would be.  The
+harness builds it in a mirror in the cache and must never write to it; the
+seed case's outcome through --tree must be the Debian tree's.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT))
+
+from harness import kernel, paths  # noqa: E402
+from harness.progress import Progress  # noqa: E402
+
+CLI = [sys.executable, str(ROOT / "dmaharness")]
+CASE = ROOT / "patches" / "6.12" / "cases" / "uvc-status-buffer"
+GIT_ID = ["-c", "user.name=dmaharness test", "-c", "user.email=test@dmaharness.invalid"]
+REPO_FORMAT = 1
+WITNESS = "drivers/media/usb/uvc/uvc_status.c"     # patched by the case: must stay as it is
+
+
+def git(repo, *args):
+    r = subprocess.run(["git", "-C", str(repo), *GIT_ID, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {r.stderr[-2000:]}")
+    return r.stdout.strip()
+
+
+def ensure_repo(version: str) -> Path:
+    """A one-commit git checkout of Debian's pristine tree (made once per package version)."""
+    src = kernel.find_source(version)
+    pristine = kernel.pristine_tree(src, Progress())
+    root = paths.sub("testrepos")
+    repo = root / f"tree-{src.deb_version}-v{REPO_FORMAT}"
+    done = repo / ".git" / "dmaharness-ready"
+    with paths.locked(f"testrepo-{repo.name}"):
+        if not done.is_file():
+            tmp = root / f".tmp-{repo.name}-{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(repo, ignore_errors=True)
+            subprocess.run(["cp", "-al", str(pristine), str(tmp)], check=True)
+            (tmp / ".dmaharness-pristine").unlink()
+            git(tmp, "init", "-q")
+            for k, v in (("core.compression", "0"), ("core.looseCompression", "0"),
+                         ("core.trustctime", "false"), ("gc.auto", "0")):
+                git(tmp, "config", k, v)
+            git(tmp, "add", "-f", "-A", ".")
+            git(tmp, "commit", "-q", "-m", f"pristine linux-source-{version}")
+            (tmp / ".git" / "dmaharness-ready").write_text("1\n")
+            tmp.rename(repo)
+    return repo
+
+
+def run(*args, timeout=3600):
+    return subprocess.run(CLI + list(args), capture_output=True, text=True, timeout=timeout)
+
+
+def fixed_patterns(outcome: dict, patterns: list[str]) -> list[list[bool]]:
+    """Per comparison: which of the case's expect.fixed patterns a fixed row matched."""
+    out = []
+    for c in outcome["comparisons"]:
+        fixed = [s["title"] for s in c["signatures"] if s["status"] == "fixed"]
+        out.append([any(re.search(p, t) for t in fixed) for p in patterns])
+    return out
+
+
+class OwnTree(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.repo = ensure_repo("6.12")
+        st = os.stat(cls.repo / WITNESS)
+        cls.witness = (st.st_ino, st.st_mtime_ns)
+
+    def assert_untouched(self):
+        self.assertEqual(git(self.repo, "status", "--porcelain", "--untracked-files=all"), "",
+                         "the harness left the checkout dirty")
+        st = os.stat(self.repo / WITNESS)
+        self.assertEqual((st.st_ino, st.st_mtime_ns), self.witness,
+                         "a file of the checkout was written")
+
+    def test_1_build_and_run(self):
+        t0 = time.monotonic()
+        r = run("build", "--tree", str(self.repo), "--json")
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        out = json.loads(r.stdout)
+        sys.stderr.write(f"\n  [build --tree: {time.monotonic() - t0:.0f}s, "
+                         f"cached={out['cached']}] ")
+        head = git(self.repo, "rev-parse", "HEAD")
+        self.assertTrue(out["key"].startswith(f"git-6.12-{head[:12]}-"), out["key"])
+        self.assertEqual((out["tree"], out["commit"], out["kernel"]),
+                         (str(self.repo.resolve()), head, "6.12"))
+        config = (Path(out["artifacts"]) / "config").read_text().splitlines()
+        for opt in ("CONFIG_KASAN=y", "CONFIG_DMA_API_DEBUG=y", "CONFIG_USB_VIDEO_CLASS=m"):
+            self.assertIn(opt, config)
+        self.assert_untouched()
+        # --kernel that contradicts the checkout is refused before any work
+        r = run("build", "--tree", str(self.repo), "--kernel", "6.1")
+        self.assertEqual(r.returncode, 2 if "invalid choice" in r.stderr else 4, r.stderr)
+        self.assertIn("disagree", r.stderr)
+
+        r = run("run", "--tree", str(self.repo), "--duration", "4s", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        out = json.loads(r.stdout)
+        self.assertEqual(out["build"]["key"].split("-")[:2], ["git", "6.12"])
+        self.assertTrue(out["build"]["cached"])
+        self.assertGreater(out["summary"]["guest_counted"], 0)
+        self.assert_untouched()
+
+    def test_2_seed_case_matches_the_debian_tree(self):
+        r = run("run", "--tree", str(self.repo), "--case", str(CASE), "--json")
+        self.assertIn(r.returncode, (0, 1), r.stderr[-3000:])
+        ours = json.loads(r.stdout)
+        for c in ours["outcome"]["comparisons"]:
+            self.assertTrue(c["verdict"]["matches"], json.dumps(c["verdict"], indent=1))
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(ours["tree"], str(self.repo.resolve()))
+        self.assert_untouched()
+        r = run("run", "--kernel", "6.12", "--case", str(CASE), "--json")
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        debian = json.loads(r.stdout)
+        patterns = tomllib.loads((CASE / "case.toml").read_text())["expect"]["fixed"]
+        self.assertEqual(fixed_patterns(ours["outcome"], patterns),
+                         fixed_patterns(debian["outcome"], patterns))
+        # the layout evidence is the --tree variant's own
+        html = Path(ours["html"]).read_text()
+        self.assertRegex(html, r"status\[\d+\];\s*&lt;== buffer")
+
+
+if __name__ == "__main__":
+    unittest.main()
