@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any, Mapping
 
 from . import bisect, errors, initramfs, jsonout, kernel, paths, pointing, series, settings
 from .case import load_case
-from .pipeline import FloodRunner, VariantSpec, target
+from .pipeline import FloodRunner, VariantSpec, new_run_dir, target
 from .progress import Progress, fmt_duration
 
 
@@ -176,9 +175,7 @@ def test_commit(req: CommitRequest, progress: Progress, payload: dict, note) -> 
     payload.update({"build": build.to_json(),
                     "detector_series": build.artifacts.meta.get("detector_series"),
                     "mirror": build.artifacts.meta.get("mirror")})
-    folder = paths.sub("runs") / (time.strftime("%Y%m%d-%H%M%S")
-                                  + f"-bisect-run-{co.commit[:12]}-{os.getpid()}")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = new_run_dir(f"bisect-run-{co.commit[:12]}")
     payload["run_dir"] = str(folder)
     policy = bisect.Policy(max_runs=req.runs, batch=req.parallel, min_hits=1,
                            max_miss=req.max_miss)
