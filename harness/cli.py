@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from . import bisect, bisectjob, cache, caserun, diff, errors, initramfs, jsonout, kunit, \
+from . import bisect, bisectjob, cache, caserun, diff, errors, initramfs, jsonout, \
     paths, pipeline, pointing, proc, reports, settings
 from .errors import HarnessError
 from .pipeline import VariantSpec
@@ -181,22 +181,10 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:,.0f} MiB"
 
 
-def _fail_with(payload: dict, run_dir: Path, result) -> None:
-    """result.json already holds the payload; raise the guest's failure with it."""
-    if not result.ok:
-        try:
-            result.raise_for_outcome()
-        except HarnessError as e:
-            e.payload = payload
-            raise
-
-
 # --- commands ----------------------------------------------------------------------------
 
 def cmd_build(a) -> int:
-    prog = Progress(quiet=a.quiet)
-    t = pipeline.target(variant_spec(a))
-    res = pipeline.build(t.spec, t, progress=prog)
+    t, res = pipeline.build_command(variant_spec(a), Progress(quiet=a.quiet))
     word = "cached" if res.cached else f"built in {res.seconds:.1f}s"
     _emit(a, {"command": "build", "ok": True, **t.to_json(), **res.to_json()},
           f"{res.artifacts.key}: {word}\n  bzImage   {res.artifacts.bzimage}\n"
@@ -204,86 +192,60 @@ def cmd_build(a) -> int:
     return errors.EXIT_OK
 
 
-def _boot_settings(a, command: str) -> settings.BootSettings:
-    # a whole boot (boot, kunit): 300 s, two vCPUs
-    base = settings.BootSettings(timeout=300.0, smp=2)
-    return settings.resolve(flags(a), boot=base)[0]
+def _boot_settings(a) -> settings.BootSettings:
+    # a whole boot without a flood (boot, kunit): 300 s, two vCPUs
+    return settings.resolve(flags(a), boot=settings.BootSettings(timeout=300.0, smp=2))[0]
 
 
-def _one_boot(a, command: str, cfg: initramfs.RunConfig, append: str = ""):
-    prog = Progress(quiet=a.quiet)
-    t = pipeline.target(variant_spec(a))
-    res = pipeline.build(t.spec, t, progress=prog)
-    run_dir = a.run_dir or pipeline.new_run_dir(f"{command}-{t.name}")
-    b = _boot_settings(a, command)
-    job = pipeline.BootJob(res, run_dir, cfg, b, command, append=append)
-    result = pipeline.boot(job, prog, on_output=(sys.stderr.write if b.console else None))
-    return t, res, run_dir, b, result
+def _console(b: settings.BootSettings):
+    return sys.stderr.write if b.console else None
 
 
 def cmd_boot(a) -> int:
     cfg = initramfs.RunConfig(modules=tuple(m for m in a.modules.split(",") if m),
                               workload=a.workload, agent_args=a.guest_agent_args,
                               workload_cmd=a.cmd)
-    t, res, run_dir, b, result = _one_boot(a, "boot", cfg)
-    payload = {"command": "boot", "ok": result.ok, **t.to_json(), "build": res.to_json(),
-               "run_dir": str(run_dir), **result.to_json(),
-               **pipeline.insn_profile(b, res.artifacts, run_dir, result)}
-    jsonout.write(run_dir / "result.json", payload)
-    _fail_with(payload, run_dir, result)
+    b = _boot_settings(a)
+    out = pipeline.boot_command(pipeline.BootCommand(variant_spec(a), cfg, b, "boot",
+                                                     run_dir=a.run_dir),
+                                Progress(quiet=a.quiet), on_output=_console(b))
+    result = out.result
     facts = ", ".join(k for k, v in result.watch.facts.items() if v) or "none"
-    _emit(a, payload,
-          f"{res.artifacts.key}: {result.describe()} in {result.wall:.1f}s ({result.accel})\n"
-          f"  seen     {facts}\n  console  {result.console}\n  result   {run_dir / 'result.json'}"
-          + _profile_lines(payload))
+    _emit(a, out.payload,
+          f"{out.build.artifacts.key}: {result.describe()} in {result.wall:.1f}s ({result.accel})\n"
+          f"  seen     {facts}\n  console  {result.console}\n"
+          f"  result   {out.run_dir / 'result.json'}" + _profile_lines(out.payload))
     return errors.EXIT_OK
 
 
 def cmd_kunit(a) -> int:
     cfg = initramfs.RunConfig(modules=tuple(m for m in a.modules.split(",") if m))
-    append = f"kunit.filter_glob={a.filter}" if a.filter else ""
-    prog = Progress(quiet=a.quiet)
-    t = pipeline.target(variant_spec(a))
-    res = pipeline.build(t.spec, t, progress=prog)
-    if "CONFIG_KUNIT=y" not in res.artifacts.config.read_text().splitlines():
-        raise errors.InputError(f"{res.artifacts.key} has no CONFIG_KUNIT=y: add a fragment that "
-                                "enables KUnit and the suites to run", path=str(res.artifacts.config))
-    run_dir = a.run_dir or pipeline.new_run_dir(f"kunit-{t.name}")
-    b = _boot_settings(a, "kunit")
-    result = pipeline.boot(pipeline.BootJob(res, run_dir, cfg, b, "kunit", append=append), prog,
-                           on_output=(sys.stderr.write if b.console else None))
-    ktap = kunit.parse(result.console.read_text(errors="replace"))
-    payload = {"command": "kunit", "ok": result.ok and ktap.ok, **t.to_json(),
-               "build": res.to_json(), "run_dir": str(run_dir), "kunit": ktap.to_json(),
-               **result.to_json()}
-    jsonout.write(run_dir / "result.json", payload)
-    _fail_with(payload, run_dir, result)
+    b = _boot_settings(a)
+    out = pipeline.boot_command(pipeline.BootCommand(
+        variant_spec(a), cfg, b, "kunit", append=f"kunit.filter_glob={a.filter}" if a.filter else "",
+        run_dir=a.run_dir), Progress(quiet=a.quiet), on_output=_console(b))
+    ktap = out.ktap
     c = ktap.counts()
-    lines = [f"{res.artifacts.key}: KUnit {c['passed']} passed, {c['failed']} failed, "
+    lines = [f"{out.build.artifacts.key}: KUnit {c['passed']} passed, {c['failed']} failed, "
              f"{c['skipped']} skipped in {len(ktap.suites)} suite(s)"]
     for s in ktap.suites:
         lines.append(f"  {s.status:8} {s.name} ({', '.join(f'{v} {k}' for k, v in s.counts().items())})")
     for f in ktap.failures():
         lines.append(f"  FAILED   {f}")
-    lines.append(f"  console  {result.console}")
-    _emit(a, payload, "\n".join(lines))
+    lines.append(f"  console  {out.result.console}")
+    _emit(a, out.payload, "\n".join(lines))
     return errors.EXIT_OK if ktap.ok else errors.EXIT_VERDICT
 
 
 def cmd_run(a) -> int:
     if a.case:
         return cmd_run_case(a)
-    prog = Progress(quiet=a.quiet)
-    t = pipeline.target(variant_spec(a))
-    res = pipeline.build(t.spec, t, progress=prog)
     b, f = settings.resolve(flags(a))
-    run_dir = a.run_dir or pipeline.new_run_dir(f"run-{t.name}")
-    fr = pipeline.flood_once(pipeline.FloodJob(res, run_dir, b, f), prog,
-                             on_output=(sys.stderr.write if b.console else None))
-    pipeline.check_flood(fr)
+    fr = pipeline.run_flood(pipeline.RunRequest(variant_spec(a), b, f, a.run_dir),
+                            Progress(quiet=a.quiet), on_output=_console(b))
     s, payload = fr.summary, fr.payload
     _emit(a, payload,
-          f"{res.artifacts.key}: {f.flood.pattern}:{f.flood.rate} flood, {s['cameras']} camera(s), "
+          f"{fr.build.artifacts.key}: {f.flood.pattern}:{f.flood.rate} flood, {s['cameras']} camera(s), "
           f"{f.duration:g}s ({fr.result.accel})\n"
           f"  sent by the fake camera(s)   {s['sent']}\n"
           f"  counted in the guest         {s['guest_counted']} "
@@ -292,7 +254,7 @@ def cmd_run(a) -> int:
           f"({100 * s['ratio_to_ceiling']:.0f}% of the {s['ceiling_per_s']}/s ceiling)\n"
           f"  phys reads, open/close       {s['phys_reads']}, {s['cycles']}\n"
           f"  fake device CPU / QEMU CPU   {s['fake_device_cpu_s']:.2f}s / {s['qemu_cpu_s']:.1f}s\n"
-          f"  console  {fr.result.console}\n  result   {run_dir / 'result.json'}"
+          f"  console  {fr.result.console}\n  result   {fr.run_dir / 'result.json'}"
           + _profile_lines(payload))
     return errors.EXIT_OK
 

@@ -18,10 +18,10 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from . import agentresult, bisect, camera, errors, fragments, initramfs, insnprof, jsonout, \
-    kernel, paths, proc, qemu, reports, series
+    kernel, kunit, paths, proc, qemu, reports, series
 from .checkout import Checkout, open_checkout
 from .errors import HarnessError
 from .progress import Progress
@@ -197,6 +197,7 @@ class FloodJob:
     boot: BootSettings
     flood: FloodSettings
     command: str = "run"
+    about: tuple[tuple[str, Any], ...] = ()     # more fields for the payload (the target's)
 
 
 @dataclass
@@ -266,7 +267,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     summary["fake_device_cpu_share"] = (round(summary["fake_device_cpu_s"] / qemu_cpu, 4)
                                         if qemu_cpu else None)
     payload = {"command": job.command, "ok": result.ok and not crashed and agent is not None,
-               "build": job.build.to_json(), "run_dir": str(run_dir),
+               **dict(job.about), "build": job.build.to_json(), "run_dir": str(run_dir),
                "flood": f.flood.__dict__, "duration_s": f.duration, "summary": summary,
                "agent": agent, "cameras": [c.counters for c in cams.cams], **result.to_json(),
                **insn_profile(job.boot, job.build.artifacts, run_dir, result)}
@@ -377,3 +378,79 @@ class FloodRunner:
 
         self.prog.note(f"[{self.command}] prefix {prefix}: runs {first + 1}..{first + count}")
         return run_parallel(range(count), one, count)
+
+
+# --- the one-boot commands -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class BootCommand:
+    """`boot` and `kunit`: build (cached), boot once, watch."""
+    variant: VariantSpec
+    guest: initramfs.RunConfig
+    boot: BootSettings
+    command: str = "boot"                  # "boot" or "kunit"
+    append: str = ""                       # the command's own kernel arguments
+    run_dir: Path | None = None
+
+
+@dataclass
+class BootOutput:
+    target: Target
+    build: kernel.BuildResult
+    run_dir: Path
+    result: qemu.BootResult
+    payload: dict
+    ktap: Optional[kunit.Result] = None
+
+
+def boot_command(req: BootCommand, progress: Progress, on_output=None) -> BootOutput:
+    """Build, boot once, write result.json; raise the guest's failure (with the payload)."""
+    t = target(req.variant)
+    res = build(t.spec, t, progress=progress)
+    if req.command == "kunit" and "CONFIG_KUNIT=y" not in res.artifacts.config.read_text().splitlines():
+        raise errors.InputError(f"{res.artifacts.key} has no CONFIG_KUNIT=y: add a fragment that "
+                                "enables KUnit and the suites to run", path=str(res.artifacts.config))
+    run_dir = req.run_dir or new_run_dir(f"{req.command}-{t.name}")
+    result = boot(BootJob(res, run_dir, req.guest, req.boot, req.command, append=req.append),
+                  progress, on_output=on_output)
+    payload = {"command": req.command, "ok": result.ok, **t.to_json(), "build": res.to_json(),
+               "run_dir": str(run_dir), **result.to_json(),
+               **insn_profile(req.boot, res.artifacts, run_dir, result)}
+    ktap = None
+    if req.command == "kunit":
+        ktap = kunit.parse(result.console.read_text(errors="replace"))
+        payload.update({"ok": result.ok and ktap.ok, "kunit": ktap.to_json()})
+    jsonout.write(run_dir / "result.json", payload)
+    if not result.ok:
+        try:
+            result.raise_for_outcome()
+        except HarnessError as e:
+            e.payload = payload
+            raise
+    return BootOutput(t, res, run_dir, result, payload, ktap)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """`run` without a case: one flood of one kernel."""
+    variant: VariantSpec
+    boot: BootSettings
+    flood: FloodSettings
+    run_dir: Path | None = None
+
+
+def run_flood(req: RunRequest, progress: Progress, on_output=None) -> FloodRun:
+    """Build, flood once; raise what failed (a camera, the guest, the agent) with the payload."""
+    t = target(req.variant)
+    res = build(t.spec, t, progress=progress)
+    run_dir = req.run_dir or new_run_dir(f"run-{t.name}")
+    fr = flood_once(FloodJob(res, run_dir, req.boot, req.flood, about=tuple(t.to_json().items())),
+                    progress, on_output=on_output)
+    check_flood(fr)
+    return fr
+
+
+def build_command(spec: VariantSpec, progress: Progress) -> tuple[Target, kernel.BuildResult]:
+    """`build`: the target and its build (cached or made)."""
+    t = target(spec)
+    return t, build(spec, t, progress=progress)

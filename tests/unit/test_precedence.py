@@ -10,7 +10,6 @@ import io
 import os
 import subprocess
 import tempfile
-import textwrap
 import unittest
 from pathlib import Path
 from unittest import mock
