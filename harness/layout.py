@@ -73,7 +73,6 @@ from html import escape
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from .diff import example_rows
 from .recompile import RecompileError, compile_with_debug, locate_function
 from .reports import fold, parse
 
@@ -864,29 +863,6 @@ def report_layout(report, artifacts: Path | str, **kw) -> Optional[Layout]:
     if facts is None:
         return None
     return finder(artifacts, **kw).layout(facts, report.guilty_frame, _guilty_module(report))
-
-
-def annotate_layouts(outcome, artifacts_by_variant: Mapping[str, Path | str | None]) -> None:
-    """Give each row of a harness.diff.Outcome whose example is a detector
-    report the layout of the structure around its buffer (``row.layout``).
-
-    `artifacts_by_variant` maps a side's label (the variant names the diff
-    was made with) to that variant's artifacts folder.  Errors never
-    propagate: a row gets a Layout whose note says what went wrong.
-
-    Deprecated: :func:`harness.enrich.annotate_outcome` gives the rows
-    their file:line and their layout in one step; this stays until the
-    CLI calls that.
-    """
-    for row, label in example_rows(outcome):
-        art = artifacts_by_variant.get(label)
-        if art is None:
-            continue
-        try:
-            row.layout = report_layout(row.example, art)
-        except Exception as e:  # never lose the outcome over a view
-            facts = report_facts(row.example)
-            row.layout = Layout(facts, note=f"layout failed: {e}") if facts else None
 
 
 # --------------------------------------------------------------------------

@@ -55,10 +55,9 @@ import subprocess
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from . import recompile
-from .diff import example_rows
 
 DEBUG_CONFIG = "CONFIG_DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT=y"
 
@@ -513,22 +512,3 @@ def guilty_location(frames: Sequence[Frame], guilty: Optional[str]) -> Optional[
                                        or f.function.split(".")[0] == guilty):
             return f.where
     return None
-
-
-def annotate(outcome, symbolizers: Mapping[str, Symbolizer]) -> None:
-    """Give each row of a harness.diff.Outcome its symbolized stack and location.
-
-    `symbolizers` maps a side's label (the variant names the diff was made
-    with) to the Symbolizer of that variant's artifacts; rows whose example
-    report comes from a side without one are left alone.
-
-    Deprecated: :func:`harness.enrich.annotate_outcome` gives the rows
-    their file:line and their layout in one step; this stays until the
-    CLI calls that.
-    """
-    for row, label in example_rows(outcome):
-        sym = symbolizers.get(label)
-        if sym is None:
-            continue
-        row.frames = sym.symbolize_report(row.example)
-        row.location = guilty_location(row.frames, row.guilty_frame)

@@ -228,19 +228,32 @@ class RealSymbols(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             art = build_artifacts(Path(tmp))
             sz = _sizes(art / "vmlinux")
-            rep = Report(kind="KASAN", title="KASAN: x in second", guilty_frame="second",
-                         stack=["kasan_report", "second"], raw=[], first_line=1,
-                         stack_lines=["kasan_report+0x1/0x2", f"second+0x4/{sz['second']:#x}"])
-            o = diff.Outcome([diff.compare([[rep]], [[]], None, before_label="bug",
-                                           after_label="fix")])
-            with registered(art):
-                enrich.annotate_outcome(o, {"bug": art})
-            row = o.comparisons[0].diff.rows[0]
-            self.assertRegex(row.location or "", r"^t\.c:\d+$")
-            self.assertIn(int(row.location.split(":")[1]), SECOND)
-            self.assertIsNone(row.layout)             # not a detector report
-            self.assertIsNone(row.frames[0].file)     # kasan_report is not in this ELF
-            self.assertIn(f"({row.location})", diff.format_table(o.comparisons[0].diff))
+
+            def rep(func):
+                return Report(kind="KASAN", title=f"KASAN: x in {func}", guilty_frame=func,
+                              stack=["kasan_report", func], raw=[], first_line=1,
+                              stack_lines=["kasan_report+0x1/0x2", f"{func}+0x4/{sz[func]:#x}"])
+
+            o = diff.Outcome([diff.compare([[rep("second")]], [[rep("first")]], None,
+                                           before_label="bug", after_label="fix")])
+            nowhere, notes = Path(tmp) / "nowhere", []
+            with registered(art), registered(nowhere, sym=symbolize.Symbolizer(
+                    nowhere, warn=notes.append)):
+                enrich.annotate_outcome(o, {"bug": art, "fix": nowhere})
+            rows = {r.title: r for r in o.comparisons[0].diff.rows}
+            fixed, new = rows["KASAN: x in second"], rows["KASAN: x in first"]
+            self.assertEqual(new.example_side, "after")
+            self.assertRegex(fixed.location or "", r"^t\.c:\d+$")
+            self.assertIn(int(fixed.location.split(":")[1]), SECOND)
+            self.assertIsNone(new.location)           # the fix side has no build
+            self.assertEqual(len(notes), 1)
+            self.assertIsNone(fixed.layout)           # not a detector report
+            self.assertIn(f"({fixed.location})", diff.format_table(o.comparisons[0].diff))
+            j = o.to_json()["comparisons"][0]["signatures"]
+            js = next(x for x in j if x["title"] == fixed.title)
+            self.assertEqual(js["location"], fixed.location)
+            self.assertEqual(js["stack"][1]["file"], "t.c")
+            self.assertIsNone(js["stack"][0]["file"])  # kasan_report is not in this ELF
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ import unittest
 from pathlib import Path
 
 from harness import layout, recompile
-from harness.diff import Outcome, compare
 from harness.reports import parse
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -243,8 +242,8 @@ class View(unittest.TestCase):
         self.assertFalse(lay.to_json()["found"])
 
 
-class Annotate(unittest.TestCase):
-    """The deprecated layout.annotate_layouts (enrich.annotate_outcome replaces it)."""
+class ReportLayout(unittest.TestCase):
+    """report_layout: a report's facts, guilty frame and module to the finder."""
 
     LOG = ("[    1.000000] ------------[ cut here ]------------\n"
            f"[    1.000001] {SHARING}\n"
@@ -259,11 +258,10 @@ class Annotate(unittest.TestCase):
            "[    1.000009]  </TASK>\n"
            "[    1.000010] ---[ end trace 0000000000000000 ]---\n")
 
-    def test_rows_get_layouts(self):
+    def test_finder_asked_for_the_guilty_frame_and_module(self):
         reps = parse(self.LOG)
         self.assertEqual(reps[0].guilty_frame, "uvc_v4l2_open")
         self.assertEqual(layout._guilty_module(reps[0]), "uvcvideo")
-        comp = compare([reps], [[]])
         seen = []
 
         class FakeFinder:
@@ -274,12 +272,14 @@ class Annotate(unittest.TestCase):
         old = dict(layout._FINDERS)
         try:
             layout._FINDERS[str(Path("/nonexistent-art").resolve())] = FakeFinder()
-            layout.annotate_layouts(Outcome([comp]), {"before": "/nonexistent-art"})
+            lay = layout.report_layout(reps[0], "/nonexistent-art")
+            self.assertIsNone(layout.report_layout(parse(self.LOG.replace(
+                "[object offset=977]", ""))[0], "/nonexistent-art"))   # not the detector's numbers
         finally:
             layout._FINDERS.clear()
             layout._FINDERS.update(old)
         self.assertEqual(seen, [("uvc_v4l2_open", "uvcvideo")])
-        self.assertEqual(comp.diff.rows[0].layout.note, "fake")
+        self.assertEqual((lay.note, lay.facts.offset), ("fake", 977))
 
 
 def before_artifacts():

@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import diff, reports, symbolize
+from harness import reports, symbolize
 from harness.reports import Report
 
 SOURCE = """\
@@ -203,34 +203,6 @@ class SymbolizeTest(unittest.TestCase):
         # Without a RIP the first frame is a return address: offset - 1.
         self.assertEqual(s._target(symbolize.parse_frame("first+0x4/0x10"), False)[2]
                          - s._target(symbolize.parse_frame("first+0x4/0x10"), True)[2], -1)
-
-    def test_annotate_diff_rows(self):
-        # the deprecated symbolize.annotate (enrich.annotate_outcome replaces it)
-        art = self.artifacts()
-        sz = _sizes(art / "vmlinux")
-
-        def rep(func):
-            return Report(kind="KASAN", title=f"KASAN: x in {func}", guilty_frame=func,
-                          stack=["kasan_report", func], raw=[], first_line=1,
-                          stack_lines=["kasan_report+0x1/0x2", f"{func}+0x4/{sz[func]:#x}"])
-
-        o = diff.Outcome([diff.compare([[rep("second")]], [[rep("first")]], None,
-                                       before_label="bug", after_label="fix")])
-        other = self.sym(self.root / "nowhere")
-        symbolize.annotate(o, {"bug": self.sym(art), "fix": other})
-        rows = {r.title: r for r in o.comparisons[0].diff.rows}
-        fixed, new = rows["KASAN: x in second"], rows["KASAN: x in first"]
-        self.assertEqual(new.example_side, "after")
-        self.assertRegex(fixed.location or "", r"^t\.c:\d+$")
-        self.assertIn(int(fixed.location.split(":")[1]), SECOND)
-        self.assertIsNone(new.location)          # the fix side has no debug info
-        self.assertEqual(len(self.notes), 1)
-        self.assertIn(f"({fixed.location})", diff.format_table(o.comparisons[0].diff))
-        j = o.to_json()["comparisons"][0]["signatures"]
-        js = next(x for x in j if x["title"] == fixed.title)
-        self.assertEqual(js["location"], fixed.location)
-        self.assertEqual(js["stack"][1]["file"], "t.c")
-        self.assertIsNone(js["stack"][0]["file"])   # kasan_report is not in this ELF
 
     def test_no_debug_info(self):
         art = self.artifacts(debug=False)
