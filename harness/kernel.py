@@ -10,14 +10,20 @@ Layout of the cache folder (see README.md, "Where things live"):
                              so kbuild records relative paths and a build
                              folder can seed another variant's)
   work/<key>.json            what the work folder holds, for seeding
+  work/checkout-<hash>/      the mirror of a user's checkout (--tree; see
+                             harness/mirror.py), its _build/ kept between
+                             builds; checkout-<hash>.mirror its state
   artifacts/<key>/           published results: bzImage, vmlinux, config,
                              System.map, modules/, gen_init_cpio, build.log,
                              meta.json; published by one rename
   ccache/                    the compiler cache
   locks/                     flock files
 
-A variant's key hashes everything that decides its output: the kernel
-version and Debian package version, the fragments' content, each applied
+A variant (Variant: Debian's tree; TreeVariant: a checkout) is built by
+one function, build(): cache lookup, locks, the tree, configure and
+verify, make, publish.  A variant's key hashes everything that decides its
+output: the kernel version and Debian package version (or the commit and
+a digest of local changes), the fragments' content, each applied
 patch's content and strip level, the compiler version and the version of
 this build procedure.
 """
@@ -134,6 +140,13 @@ def pristine_tree(src: Source, progress: Progress) -> Path:
 
 # --- variants ------------------------------------------------------------------
 
+def fragments_digest(frags) -> str:
+    h = hashlib.sha256()
+    for f in frags:
+        h.update(f"{f.name}\0{f.digest()}\n".encode())
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class Variant:
     version: str
@@ -146,10 +159,7 @@ class Variant:
                              f"(choose one of {', '.join(SUPPORTED)})")
 
     def fragments_digest(self) -> str:
-        h = hashlib.sha256()
-        for f in self.fragments:
-            h.update(f"{f.name}\0{f.digest()}\n".encode())
-        return h.hexdigest()
+        return fragments_digest(self.fragments)
 
     def patch_ids(self) -> list[list]:
         return [[p.name, p.strip, p.digest()] for p in self.patches]
@@ -495,7 +505,7 @@ class TreeVariant:
         return self.checkout.version
 
     def fragments_digest(self) -> str:
-        return Variant.fragments_digest(self)     # type: ignore[arg-type]
+        return fragments_digest(self.fragments)
 
     def key_material(self) -> dict:
         return {
