@@ -73,10 +73,10 @@ from html import escape
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
+from .jsonout import JSON_VERSION
 from .recompile import RecompileError, compile_with_debug, locate_function
 from .reports import fold, parse
 
-JSON_VERSION = 1
 DEFAULT_LINE = 128
 
 # kmalloc bucket sizes (x86-64, SLUB): the size a kmalloc-N object was
