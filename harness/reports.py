@@ -5,92 +5,68 @@ a saved ``dmesg``, a CI log) into structured kernel reports, and folding
 identical reports into signatures.  It knows nothing about QEMU, builds or
 diffs.
 
-Recognised reports (``Report.kind``):
+What a report is and what it is called is data: the table of
+:mod:`harness.report_rules`, one row per kind (header patterns, title
+template, how the title's function is found, where the report ends, when it
+is corrupted), read by :mod:`harness.report_titles`.  Titles are
+syzkaller's (``KASAN: use-after-free Read in f``, ``WARNING in f``, ``BUG:
+unable to handle kernel paging request in f``, ``possible deadlock in f``,
+``INFO: task hung in f``, ``memory leak in f``, ``... in corrupted`` when
+syzkaller would judge the report corrupted, ...).  The rows of this
+project's own tools keep their documented titles:
 
-========== ================================================================
-kind       what starts it (after the timestamp and caller tag are stripped)
-========== ================================================================
-KASAN      ``BUG: KASAN: <type> in f``
-KMSAN      ``BUG: KMSAN: <type> in f``
-KFENCE     ``BUG: KFENCE: <type> in f``
-KCSAN      ``BUG: KCSAN: data-race in f / g`` (title kept as printed)
-UBSAN      ``UBSAN: <type> in file:line:col``
-DMA-API    ``DMA-API: <driver> <device>: <message>`` (stock dma-debug), or a
-           ``WARNING`` at ``kernel/dma/debug.c``
-DETECTOR   a ``DMA-API:`` report whose message is not one of dma-debug's own
-           messages (the cache-line-sharing detector), and KASAN reports of
-           bug type ``dma-owned``
-WARNING    ``WARNING: CPU: n PID: n at file:line f+0x..`` (``__warn``)
-BUG        ``BUG: unable to handle page fault``, ``BUG: kernel NULL pointer
-           dereference`` (arm64: ``Unable to handle kernel ...``), ``kernel
-           BUG at``, ``invalid opcode``, ``Oops:``, and other ``BUG: ...``
-           lines (sleeping function called from invalid context, scheduling
-           while atomic, ...; title without addresses and counters)
-GPF        ``general protection fault`` (also 6.9+ ``Oops: general ...``)
-LOCKDEP    lockdep's ``WARNING: possible circular locking dependency
-           detected`` and friends, ``WARNING: suspicious RCU usage``, ...
-HUNG       ``INFO: task <comm>:<pid> blocked for more than N seconds.``
-RCU        ``rcu: INFO: rcu_preempt self-detected stall on CPU`` and
-           ``... detected stalls on CPUs/tasks:``
-SOFTLOCKUP ``watchdog: BUG: soft lockup - CPU#n stuck for Ns!``
-KMEMLEAK   ``unreferenced object 0x... (size n):`` (kmemleak) and
-           syzkaller's ``BUG: memory leak``
-PANIC      ``Kernel panic - not syncing: <message>``, unless it comes inside a
-           report still waiting for its stack (panic_on_warn): then the
-           panic's stack is that report's, and no PANIC report is made
-========== ================================================================
+* dma-debug's reports (``DMA-API: <driver> <device>: <message>``, and a
+  ``WARNING`` at ``kernel/dma/debug.c`` without one) are ``DMA-API: <short
+  message> in f``: the message without its bracketed details, numbers
+  replaced by ``NUM`` and addresses by ``ADDR``; kind ``DMA-API``;
+* the cache-line-sharing detector's reports are titled the same way
+  (``DMA-API: device driver maps a buffer that shares a cache line with
+  other data of its object in f``) and KASAN reports of bug type
+  ``dma-owned`` are ``KASAN: dma-owned Read in f``; kind ``DETECTOR``.
+  Their function is the first frame, header function first, that is not
+  reporting machinery, DMA/USB plumbing or a host-controller driver
+  (:func:`is_machinery`), else the first of dma-debug's ``Mapped at:``
+  stack; without any frame the title has no `` in f`` part.
 
-Titles follow syzkaller's conventions (``KASAN: use-after-free Read in f``,
-``WARNING in f``, ``BUG: unable to handle page fault in f``, ``possible
-deadlock in f``, ``INFO: task hung in f``, ...).  DMA-API and detector
-reports are titled ``DMA-API: <short message> in f`` where the short message
-is dma-debug's message without its bracketed details, numbers replaced by
-``NUM`` and addresses by ``ADDR``.  When no frame at all could be found (a
-report truncated right after its header) the title has no `` in f`` part.
-
-Guilty frame: the first frame, in the order that matters for the kind (the
-function named in the header, the ``RIP`` function, then the call trace), that
-is not reporting machinery (dump_stack, kasan_*, __warn, report_bug, ...),
-a mem*/str*/copy helper, a locking primitive, an allocator function, DMA or
-USB core plumbing (debug_dma_*, dma_map_*, usb_hcd_*, usb_submit_urb, ...),
-or interrupt/softirq/syscall entry code.  Syscall wrapper prefixes are
-stripped from the guilty frame (``__x64_sys_ioctl`` reads ``ioctl``).  Hung
-tasks, RCU stalls and soft lockups use the special rules described at
-:func:`_hung_frame` and :func:`_stall_frame`.  For DMA-API reports whose call
-trace is all plumbing (the USB giveback path), the ``Mapped at:`` stack that
-dma-debug prints after the warning is used.
-
-Where a report ends: sanitizer reports at their closing ``=====`` line,
-``__warn``/oops reports at ``---[ end trace ... ]---`` (plus the register dump
-and dma-debug's ``Mapped at:`` stack that follow it), panics at ``---[ end
-Kernel panic``, the others (lockdep, hung task, stalls, kmemleak,
-``dump_stack()`` reports) at the ``</TASK>`` closing their stack, or, on
-kernels without ``<TASK>`` markers, at the first line after the stack that
-is not a frame.  A report still open when the log ends, the machine reboots
+This module is the line engine: it finds the lines of each report in one
+pass over the log.  A report starts at a line holding a header of the table
+(anywhere in the line, as syzkaller matches them; the engine looks at the
+start of the text after the console prefix, after leading blanks or ``[``,
+and after a ``subsystem: `` prefix such as ``rcu:`` or ``watchdog:``), or
+at a ``cut here``/``=====`` banner line just before one.  It ends where its
+row says (``end``): sanitizer reports at their closing ``=====`` line,
+``__warn``/oops reports at ``---[ end trace ... ]---`` plus the register
+dump and dma-debug's ``Mapped at:`` stack that follow it, the others at the
+``</TASK>`` closing their stack or, on kernels without ``<TASK>`` markers,
+at the first line after the stack that is not a frame; panics at ``---[ end
+Kernel panic``.  A report still open when the log ends, the machine reboots
 (``Linux version``, ``Booting the kernel``) or another report starts in the
-same context is ``truncated``; it keeps what was seen.
+same context is ``truncated``; it keeps what was seen.  A header that only
+continues a report (``invalid opcode:`` after ``kernel BUG at``, the panic
+of panic_on_warn before the warning's stack) joins it.
 
 Parsing handles logs with or without ``[ 12.345678]`` timestamps (or ``dmesg
--T`` wall-clock stamps, or ``journalctl -k`` prefixes), with or
-without ``[    T1]`` / ``[  C0]`` caller tags (CONFIG_PRINTK_CALLER), syslog
-``<4>`` levels, CRLF line ends, a login prompt glued before a kernel line,
-userspace output inside a timestamped report (lines without a timestamp are
-left out), and several CPUs interleaving their output: with caller tags each
-report only takes the lines of its own context (an RCU stall also takes the
-NMI backtrace of the CPU it interrupted); without caller tags other lines
-land in ``raw`` but do not disturb titles or stacks.
+-T`` wall-clock stamps, or ``journalctl -k`` prefixes), with or without
+``[    T1]`` / ``[  C0]`` caller tags (CONFIG_PRINTK_CALLER), syslog ``<4>``
+levels, ``** N printk messages dropped **`` and syz-manager date prefixes,
+CRLF line ends, a login prompt glued before a kernel line, userspace output
+inside a timestamped report (lines without a timestamp are left out), and
+several CPUs interleaving their output: with caller tags each report only
+takes the lines of its own context (an RCU stall also takes the NMI
+backtrace of the CPU it interrupted); without caller tags other lines land
+in ``raw`` but do not disturb titles or stacks.
 
 Limits: without caller tags two reports printed at the same time cannot be
-separated (the second header ends the first, marked truncated); pre-4.x
-bracketed lockdep banners (``[ INFO: ... ]``) and arm32/riscv stack formats
-are not recognised.
+separated (the second header ends the first, marked truncated); a header
+glued after other text in the middle of a line (two printk()s without a
+newline) is not seen.
 
 Command line (wired as ``dmaharness reports`` by the CLI)::
 
     dmaharness reports <console.log> [--json]
 
 Exit codes: 0 the log was parsed (whether or not it holds reports),
-2 usage error or the log cannot be read.
+2 usage error, 4 the log cannot be read.
 """
 
 from __future__ import annotations
@@ -101,9 +77,15 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from functools import lru_cache
+from typing import Callable, Iterable, Optional, TypeVar
+
+from . import report_rules as rr
+from .errors import EXIT_INPUT, EXIT_USAGE
+from .report_titles import NO_FRAMES, Title, describe, is_corrupted
 
 JSON_VERSION = 1
+T = TypeVar("T")
 
 # --------------------------------------------------------------------------
 # Data model
@@ -113,8 +95,10 @@ JSON_VERSION = 1
 class Report:
     """One kernel report found in a console log.
 
-    kind          one of the kinds in the module docstring
-    title         syzkaller-style title, the folding key
+    kind          the row's kind: KASAN, KMSAN, KFENCE, KCSAN, UBSAN, DMA-API,
+                  DETECTOR, WARNING, BUG, GPF, LOCKDEP, HUNG, RCU, SOFTLOCKUP,
+                  KMEMLEAK, PANIC, REBOOT (harness.report_rules)
+    title         syzkaller's title (ours for DMA-API/DETECTOR), the folding key
     guilty_frame  the function the title blames (None if no frame was seen)
     stack         the report's main stack, innermost first: the ``RIP``
                   function if one preceded the call trace, then the trace's
@@ -135,6 +119,15 @@ class Report:
                   "Freed by task", "Mapped at", "lockdep chain", ...
     truncated     the report's end was not seen (log ended, machine
                   rebooted, another report cut in)
+    alt_titles    syzkaller's alternative titles (``bad-access in f``, the
+                  frame with its syscall prefix, ...), sorted
+    rule          the name of the table row that titled it
+    corrupted     syzkaller would judge the report corrupted (cut, or
+                  intermixed with other output): its title does not name a
+                  bug reliably; ``corrupted_reason`` says why
+    last_line     1-based log line of the report's last line (the span is
+                  first_line..last_line; with caller tags other contexts'
+                  lines may sit inside it)
     """
 
     kind: str
@@ -149,12 +142,22 @@ class Report:
     message: Optional[str] = None
     aux_stacks: dict[str, list[str]] = field(default_factory=dict)
     truncated: bool = False
+    alt_titles: list[str] = field(default_factory=list)
+    rule: Optional[str] = None
+    corrupted: bool = False
+    corrupted_reason: str = ""
+    last_line: int = 0
 
     def to_json(self) -> dict:
         return {
             "kind": self.kind,
             "title": self.title,
+            "alt_titles": list(self.alt_titles),
+            "rule": self.rule,
             "guilty_frame": self.guilty_frame,
+            "corrupted": self.corrupted,
+            "corrupted_reason": self.corrupted_reason or None,
+            "span": {"first_line": self.first_line, "last_line": self.last_line or self.first_line},
             "stack": list(self.stack),
             "stack_lines": list(self.stack_lines),
             "aux_stacks": {k: list(v) for k, v in self.aux_stacks.items()},
@@ -177,16 +180,23 @@ class Signature:
     first: Report
     reports: list[Report] = field(default_factory=list)
 
+    @property
+    def corrupted(self) -> bool:
+        """Every report of the signature is corrupted."""
+        return all(r.corrupted for r in (self.reports or [self.first]))
+
     def to_json(self) -> dict:
         return {
             "title": self.title,
             "kind": self.kind,
             "count": self.count,
             "guilty_frame": self.first.guilty_frame,
+            "corrupted": self.corrupted,
             "first_line": self.first.first_line,
             "first_timestamp": self.first.timestamp,
             "lines": [r.first_line for r in self.reports],
         }
+
 
 
 # --------------------------------------------------------------------------
@@ -196,6 +206,7 @@ _DIGITS = frozenset("0123456789")
 _JOURNAL_RE = re.compile(
     r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ kernel: ",
     re.M)
+_DATE_RE = re.compile(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d ")
 
 
 def _split_prefix(line: str) -> tuple[Optional[str], Optional[str], str]:
@@ -220,6 +231,12 @@ def _split_prefix(line: str) -> tuple[Optional[str], Optional[str], str]:
         k = line.find(" login: [", 0, 80)
         if k > 0:  # a login prompt without a newline, then kernel output
             return _split_prefix_slow(line[k + 8:])
+        if line[:3] == "** ":
+            k = line.find(" printk messages dropped ** ", 3, 40)
+            if k > 0:  # "** 93 printk messages dropped ** [ 1.2] ..."
+                return _split_prefix(line[k + 28:])
+        elif line[4:5] == "/" and _DATE_RE.match(line):
+            return None, None, line[20:]  # syz-manager's "2018/01/09 14:28:48 "
         return None, None, line
     return _split_prefix_slow(line)
 
@@ -488,54 +505,10 @@ def _first_unskipped(frames: Iterable[str], extra: tuple[str, ...] = ()) -> Opti
     return None
 
 
-_HUNG_SUBSTRINGS = (
-    "sched", "_lock", "_slowlock", "down", "rwsem", "completion", "kthread",
-    "wait", "synchronize", "context_switch", "__switch_to",
-    "cancel_delayed_work", "rcu_barrier", "flush_work", "flush_workqueue",
-)
-_HUNG_ANCHORS = (
-    ("synchronize_rcu", "synchronize_rcu"), ("synchronize_srcu", "synchronize_rcu"),
-    ("synchronize_net", "synchronize_rcu"), ("rtnl_lock", "rtnl_lock"),
-)
-
-
-def _hung_frame(frames: list[str]) -> Optional[str]:
-    """Hung tasks block in random victims: group hangs on synchronize_rcu and
-    rtnl_lock, otherwise take the first frame that is not waiting machinery."""
-    for f in frames:
-        for anchor, name in _HUNG_ANCHORS:
-            if anchor in f:
-                return name
-    for f in frames:
-        if is_machinery(f) or any(s in f for s in _HUNG_SUBSTRINGS):
-            continue
-        return f
-    return None
-
-
-_STALL_ANCHORS = frozenset("""
-    vfs_ioctl vfs_read vfs_write do_syscall_64 process_one_work kthread
-    ret_from_fork worker_thread smpboot_thread_fn call_timer_fn
-    __do_softirq handle_softirqs tasklet_action_common do_idle
-    cpu_startup_entry
-""".split())
-
-
-def _stall_frame(frames: list[str]) -> Optional[str]:
-    """Stalls and lockups catch a CPU at a random point of a loop.  Use the
-    interrupted stack (after the last interrupt boundary) and take its first
-    frame that is not machinery nor RCU/watchdog code."""
-    for f in frames:
-        if f in _STALL_ANCHORS:
-            break
-        if is_machinery(f) or f.startswith(("rcu_", "__rcu_", "watchdog")):
-            continue
-        return f
-    return None
 
 
 # --------------------------------------------------------------------------
-# Header classification
+# dma-debug messages
 
 _NUM_RE = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]{8,}\b|\d+")
 
@@ -575,6 +548,7 @@ _STOCK_DMA_MESSAGES = frozenset([
 _DMA_DEV_RE = re.compile(r"DMA-API: (\S+) (\S+): (.*)")
 
 
+@lru_cache(maxsize=4096)
 def _dma_short(msg: str) -> str:
     cut = msg.find("[")
     if cut >= 0:
@@ -583,74 +557,140 @@ def _dma_short(msg: str) -> str:
     return msg or "unknown"
 
 
-_WARN_CPU_RE = re.compile(r"WARNING: CPU: \d+ PID: \d+ at (\S+) (.*)")
-_WARN_AT_RE = re.compile(r"WARNING: (?:\[.*?\] )?(?:at )?(\S+:\d+)(?: at)? (.*)")
+def _dma_kind(msg: str) -> str:
+    return "DMA-API" if _dma_short(msg) in _STOCK_DMA_MESSAGES else "DETECTOR"
 
-_LOCKDEP_WARNINGS = (
-    ("WARNING: possible circular locking dependency detected", "possible deadlock"),
-    ("WARNING: possible recursive locking detected", "possible deadlock"),
-    ("WARNING: possible irq lock inversion dependency detected", "possible deadlock"),
-    ("WARNING: inconsistent lock state", "inconsistent lock state"),
-    ("WARNING: suspicious RCU usage", "WARNING: suspicious RCU usage"),
-    ("WARNING: bad unlock balance detected!", "WARNING: bad unlock balance"),
-    ("WARNING: held lock freed!", "WARNING: held lock freed"),
-    ("WARNING: lock held when returning to user space!",
-     "WARNING: lock held when returning to user space"),
-    ("WARNING: Nested lock was not taken", "WARNING: nested lock was not taken"),
-    ("INFO: possible circular locking dependency detected", "possible deadlock"),
-    ("INFO: possible recursive locking detected", "possible deadlock"),
-    ("INFO: possible irq lock inversion dependency detected", "possible deadlock"),
-    ("INFO: inconsistent lock state", "inconsistent lock state"),
-    ("INFO: suspicious RCU usage", "INFO: suspicious RCU usage"),
-    ("INFO: trying to register non-static key", "INFO: trying to register non-static key"),
-    ("BUG: held lock freed!", "BUG: held lock freed"),
-    ("BUG: bad unlock balance detected!", "BUG: bad unlock balance"),
-    ("BUG: lock held when returning to user space!",
-     "BUG: lock held when returning to user space"),
-    ("BUG: Invalid wait context", "BUG: Invalid wait context"),
+
+def _panic_message(body: str) -> str:
+    return body.partition(": ")[2].strip() if ": " in body else ""
+
+
+# --------------------------------------------------------------------------
+# Header recognition: reads of the table (harness.report_rules)
+
+_ANYWHERE = tuple(c for c in rr.COMPILED if not c.header.line_start)
+_HEADER_LITERALS = tuple(c.header.literal for c in _ANYWHERE)
+_WARNING = rr.BY_LITERAL["WARNING:"]
+_KMEMLEAK = rr.BY_LITERAL["unreferenced object 0x"]
+_DMA_MSG = rr.BY_LITERAL["DMA-API: "]
+_BOOTING = rr.BY_LITERAL["Booting the kernel"]
+_DMA_RULE = _DMA_MSG.header.rules[0]
+_DMA_OWNED = rr.BY_NAME["kasan-dma-owned"]
+_MEMORY_LEAK = rr.BY_NAME["memory-leak"]
+
+# What the main loop looks at closely when a line's text starts with it:
+# every header of the table, and our own markers (banners, dma-debug
+# messages, kmemleak objects, a new boot).  Headers of the table are also
+# looked for after leading blanks or "[" ("[ BUG: held lock freed! ]") and
+# after a "subsystem: " prefix ("rcu: INFO:", "watchdog: BUG:").
+_START_PREFIXES = _HEADER_LITERALS + (
+    "DMA-API: ", "unreferenced object 0x", "------------[ cut here ]", "=====",
+    "Linux version ",
 )
-_LOCK_ORDER_RE = re.compile(r"WARNING: \S+-safe -> \S+-unsafe lock order detected")
+_ODD_STARTS = frozenset("<*0123456789")   # syslog level, printk-dropped, dates
+_HEADS = frozenset(p[:2] for p in _HEADER_LITERALS)   # cheap filters before startswith()
+_START_HEADS = frozenset(p[:2] for p in _START_PREFIXES)
 
-_SEP_KINDS = frozenset(["KASAN", "KMSAN", "KFENCE", "KCSAN", "UBSAN", "DETECTOR"])
-_OOPS_TITLES = frozenset([
-    "BUG: unable to handle page fault", "BUG: kernel NULL pointer dereference",
-    "kernel BUG", "invalid opcode", "Oops", "divide error",
-])
+_SEP = ("SEP", None, None)
+_PRE = ("PRE", None, None)
+_DMA = ("DMA-MSG", _DMA_MSG, _DMA_RULE)
+_REBOOT = ("REBOOT", None, None)
+_KMEMLEAK_HEADER = ("HEADER", _KMEMLEAK, _KMEMLEAK.header.rules[0])
 
-# First characters of everything the main loop must look at closely.
-_START_PREFIXES = (
-    "BUG: ", "WARNING: ", "INFO: ", "UBSAN: ", "DMA-API: ", "Kernel panic - not syncing",
-    "general protection fault", "kernel BUG at ", "invalid opcode: ", "Oops: ",
-    "unreferenced object 0x", "rcu: INFO: ", "watchdog: BUG: soft lockup",
-    "divide error: ", "------------[ cut here ]", "=====", "Linux version ",
-    "Booting the kernel", "Unable to handle kernel ", "NMI watchdog: BUG: soft lockup",
+_Class = tuple[str, Optional[rr._Compiled], Optional[rr.Rule]]
+
+
+def _is_candidate(body: str) -> bool:
+    """Might this line's text hold a header (cheap test for every line)?"""
+    if body[:2] in _START_HEADS and body.startswith(_START_PREFIXES):
+        return True
+    if body[:1] == "[":   # pre-4.x lockdep: "[ BUG: held lock freed! ]"
+        return body[2:4] in _HEADS and body.startswith(_HEADER_LITERALS, 2)
+    j = body.find(": ", 1, 48)
+    return j > 0 and body[j + 2:j + 4] in _HEADS and body.startswith(_HEADER_LITERALS, j + 2)
+
+
+def _provisional(ch: rr._Compiled, body: str) -> rr.Rule:
+    """The row the header line alone points at: it says how the engine ends
+    the report (the final title reads the whole report)."""
+    line = body + "\n"
+    for rule, rx in zip(ch.header.rules, ch.titles):
+        if rx.search(line):
+            return rule
+    return ch.fallback
+
+
+def _classify(body: str) -> Optional[_Class]:
+    """What a candidate line is: a table header (with its provisional row),
+    one of our markers, or nothing."""
+    c = body[:1]
+    if c == "=":
+        return _SEP if body.startswith("====================") and body.strip("=") == "" else None
+    if c == "-":
+        return _PRE
+    if c == "D" and body.startswith("DMA-API: "):
+        return _DMA
+    if c == "L" and body.startswith("Linux version "):
+        return _REBOOT
+    if c == "u" and body.startswith("unreferenced object 0x"):
+        return _KMEMLEAK_HEADER
+    for ch in _ANYWHERE:
+        if ch.header.literal in body and not (ch.suppress and ch.suppress.search(body)):
+            return "HEADER", ch, _provisional(ch, body)
+    return None
+
+
+# --------------------------------------------------------------------------
+# The parser
+
+_REG_PREFIXES = (
+    "RIP:", "Code:", "RSP:", "RAX:", "RBX:", "RDX:", "RBP:", "R08:", "R10:",
+    "R13:", "FS:", "CS:", "CR0:", "CR2:", "DR0:", "DR3:", "PKRU:", "EIP:",
+    "EAX:", "ESI:", "DS:", "CR4:", "Kernel Offset:", "Modules linked in:",
+    "Dumping ftrace buffer", "---[ end Kernel panic",
 )
 
+_AUX_SECTIONS = (
+    "Allocated by task", "Freed by task", "Mapped at", "Uninit was created at",
+    "Uninit was stored to memory at", "Local variable",
+    "Last potentially related work creation",
+    "Second to last potentially related work creation",
+)
+_NOT_PRIMARY = frozenset(["lockdep chain", "tail", "?"])
+_FEED_FIRST = frozenset("-RWNEIpP")
+_RIP_PREFIXES = ("RIP: ", "EIP: ", "IP: ", "pc : ", "PC is at ")
 _MAX_REPORT_LINES = 2000  # a report that never ends stops swallowing the log here
 _PRE_LINE_DISTANCE = 5  # a cut-here/banner line belongs to a header this close
+_KERNEL_LINE_RE = re.compile(r"(?:<\d+>)?\[ *\d+\.\d+\]")
+_CONTINUATION = re.compile("|".join(re.escape(p) for p in rr.CONTINUATIONS))
+_PEEK_FRAME_RE = re.compile(r"\s++(?:\[<[0-9a-fx]++>\]\s++)?(?:\? )?[A-Za-z_$][\w.$]*+\+0x")
+_REPLAY = "** replaying previous printk message **"
+_FIRMWARE_RE = re.compile(r"SeaBIOS|Decompressing Linux|Booting from ")
 
 
 class _Builder:
     """Accumulates the lines of one report until it ends."""
 
     __slots__ = (
-        "kind", "base_title", "header_func", "access", "message", "raw",
-        "first_line", "ts", "ctx", "sections", "cur", "sanitizer",
+        "kind", "rule", "header", "header_index", "header_func", "access", "message", "raw",
+        "first_line", "last_line", "ts", "ctx", "sections", "cur",
         "cur_frames", "cur_texts", "pending_rip", "pending_rip_text", "end_trace",
-        "tail", "task_open",
-        "stack_started", "at_func", "nmi_sent", "nmi_seen", "warn_header",
-        "closed", "panic_msg", "rip_first", "sep",
+        "tail", "task_open", "stack_started", "nmi_sent", "nmi_seen", "warn_header",
+        "closed", "panic_msg", "rip_first", "sep", "stall", "irq_seen",
     )
 
-    def __init__(self, kind: str, base_title: str, lineno: int, ts: Optional[str],
+    def __init__(self, header: rr._Compiled, rule: rr.Rule, lineno: int, ts: Optional[str],
                  ctx: Optional[str]) -> None:
-        self.kind = kind
-        self.base_title = base_title
+        self.header = header
+        self.rule = rule
+        self.kind = rule.kind
+        self.header_index = 0
         self.header_func: Optional[str] = None
         self.access: Optional[str] = None
         self.message: Optional[str] = None
         self.raw: list[str] = []
         self.first_line = lineno
+        self.last_line = lineno
         self.ts = ts
         self.ctx = ctx
         # (heading, function names, frame texts): "" is the text before any
@@ -661,21 +701,25 @@ class _Builder:
         self.cur_texts: list[str] = self.sections[0][2]
         self.pending_rip: Optional[str] = None
         self.pending_rip_text = ""
-        self.end_trace = False   # ends at ---[ end trace ]---
+        self.end_trace = rule.end == "end-trace"   # ends at ---[ end trace ]---
+        self.sep = rule.end == "banner"            # ends at a ===== line (sanitizers)
+        self.stall = rule.end == "stall"           # ends after the stalled CPU's stack
+        self.irq_seen = False    # an </IRQ> marker or an NMI backtrace
         self.tail = False        # after end trace: registers, Mapped at:
         self.task_open = False   # saw <TASK>/<IRQ> markers in a stack
         self.stack_started = False
-        self.at_func: Optional[str] = None
         self.nmi_sent = False
         self.nmi_seen = False
-        self.warn_header = False
+        # A __warn() header ("WARNING: CPU: 0 PID: 1 at file:line f+0x..").
+        self.warn_header = header is _WARNING and self.end_trace
         self.closed = False
         self.panic_msg: Optional[str] = None
         self.rip_first: set[int] = set()  # ids of sections that start with a RIP
-        self.sep = kind in _SEP_KINDS  # ends at a ===== line (sanitizers)
-        # "KASAN"/"KMSAN"/"KFENCE" when the header is a sanitizer's: titles
-        # read "<sanitizer>: <bug type> [Read|Write]".
-        self.sanitizer: Optional[str] = None
+
+    def set_rule(self, rule: rr.Rule) -> None:
+        self.rule = rule
+        self.end_trace = rule.end == "end-trace"
+        self.sep = rule.end == "banner"
 
     # -- sections -------------------------------------------------------
     def new_section(self, name: str) -> None:
@@ -733,66 +777,96 @@ def _clean_frames(frames: list[str]) -> list[str]:
     return [f for f in frames if f[:1] != "|"]
 
 
-def _after_boundary(frames: list[str]) -> list[str]:
+def _title_text(b: _Builder) -> tuple[str, int]:
+    """The report's text as syzkaller titles it, and where its title part
+    ends: from the header line on, without questionable frames (on a
+    timestamped console), without "Disabling lock debugging", without a
+    panic or lockdep report printed after a long enough report
+    (panic_on_warn's second stack); without caller tags, the title is read
+    before a message intermixed from elsewhere (a fault injection's stack)."""
+    hi = b.header_index
+    lines = b.raw[hi:] if hi else b.raw
+    text = "\n".join(lines)
+    if b.ts is not None and (" ? " in text or " (unreliable)" in text):
+        lines = [lines[0]] + [ln for ln in lines[1:] if (" ? " not in ln or "<EOI>" in ln)
+                              and not ln.endswith(" (unreliable)")]
+        text = "\n".join(lines)
+    if "Kernel panic - not syncing" not in text and "Disabling lock debugging" not in text \
+            and "WARNING: possible circular locking" not in text \
+            and "vmalloc: allocation failure:" not in text and "FAULT_" not in text:
+        return text + "\n", len(text) + 1
+    limit = 16 if "BUG: KMSAN:" in lines[0] else 22
+    out = [lines[0]]
     cut = 0
-    for i, f in enumerate(frames):
-        if f[:1] == "|" or f in _INTERRUPT_FRAMES:
-            cut = i + 1
-    return [f for f in frames[cut:] if f[:1] != "|"]
+    for n, ln in enumerate(lines[1:], 2):
+        if "Disabling lock debugging due to kernel taint" in ln:
+            continue
+        if n > limit and ("Kernel panic - not syncing" in ln
+                          or "WARNING: possible circular locking dependency detected" in ln):
+            break
+        if not cut and b.ctx is None and any(p in ln for p in rr.INTERMIXED):
+            cut = len(out)
+        out.append(ln)
+    out.append("")
+    text = "\n".join(out)
+    return text, (len("\n".join(out[:cut])) + 1 if cut else len(text))
+
+
+_title_cache: dict[tuple, object] = {}
+
+
+def _memo(key: tuple, compute: Callable[[], T]) -> T:
+    """Titles of identical report texts (a flood of one report) computed once."""
+    v = _title_cache.get(key)
+    if v is None:
+        if len(_title_cache) > 4096:
+            _title_cache.clear()
+        v = _title_cache[key] = compute()
+    return v  # type: ignore[return-value]
+
+
+def _our_title(b: _Builder, stack: list[str]) -> tuple[str, Optional[str]]:
+    """Title and function of our own rows (DMA-API, detector, dma-owned)."""
+    extra = _DMA_EXTRA_PREFIXES if b.message is not None else ()
+    cands = ([b.header_func] if b.header_func else []) + stack
+    guilty = _first_unskipped(cands, extra)
+    if guilty is None:
+        for name, fr, _ in b.sections:
+            if name == "Mapped at":
+                guilty = _first_unskipped(fr, extra)
+                break
+    if guilty is None and cands:
+        guilty = cands[0]  # everything was machinery: the first frame we have
+    if guilty is not None:
+        guilty = _strip_syscall(guilty)
+    if b.rule is _DMA_OWNED:
+        base = "KASAN: dma-owned" + (" " + b.access if b.access else "")
+    elif b.message is not None:
+        base = "DMA-API: " + _dma_short(b.message)
+    else:
+        base = "WARNING"
+    return (base + " in " + guilty if guilty else base), guilty
 
 
 def _finish(b: _Builder, truncated: bool) -> Report:
     primary, texts = b.primary()
     stack = _clean_frames(primary)
     stack_lines = [_frame_text(t) for f, t in zip(primary, texts) if f[:1] != "|"]
-    kind = b.kind
-    guilty: Optional[str] = None
-    if kind in ("KASAN", "KMSAN", "KFENCE", "WARNING", "DMA-API", "DETECTOR"):
-        cands = ([b.header_func] if b.header_func else []) + stack
-        extra = _DMA_EXTRA_PREFIXES if kind in ("DMA-API", "DETECTOR") and b.message is not None else ()
-        guilty = _first_unskipped(cands, extra)
-        if guilty is None and kind in ("DMA-API", "DETECTOR"):
-            for name, fr, _ in b.sections:
-                if name == "Mapped at":
-                    guilty = _first_unskipped(fr, extra)
-                    break
-    elif kind == "LOCKDEP":
-        cands = ([b.at_func] if b.at_func else []) + stack
-        guilty = _first_unskipped(cands)
-    elif kind == "HUNG":
-        guilty = _hung_frame(stack)
-    elif kind in ("RCU", "SOFTLOCKUP"):
-        if id(primary) in b.rip_first:
-            # show_regs() style: RIP and the stack of the interrupted code.
-            guilty = _stall_frame(stack)
-        else:
-            # dump_stack() style: the interrupted code is after the interrupt.
-            guilty = _stall_frame(_after_boundary(primary))
+    text, cut = _title_text(b)
+    if b.rule.ours:
+        title, guilty = _our_title(b, stack)
+        alts: tuple[str, ...] = ()
+        reason = NO_FRAMES if guilty is None else _memo(
+            (b.rule.name, title, text), lambda: is_corrupted(title, text, b.rule))
+        rule_name: Optional[str] = b.rule.name
+        kind = b.kind
     else:
-        guilty = _first_unskipped(stack)
-    if guilty is None:
-        # Everything was machinery: fall back to the first frame we have.
-        for f in ([b.header_func] if b.header_func else []) + stack:
-            guilty = f
-            break
-    if guilty is not None:
-        guilty = _strip_syscall(guilty)
-
-    # Title.
-    base = b.base_title
-    if b.sanitizer == "KASAN":
-        base = "KASAN: " + b.base_title + (" " + b.access if b.access else "")
-    elif b.sanitizer is not None:
-        base = b.sanitizer + ": " + b.base_title
-    elif b.message is not None and kind in ("DMA-API", "DETECTOR"):
-        base = "DMA-API: " + _dma_short(b.message)
-    if kind == "PANIC" or kind == "KCSAN":
-        title = base  # the header names its functions already
-    elif guilty is None:
-        title = base
-    else:
-        title = base + " in " + guilty
-
+        t = _memo((b.header.header.literal, text, cut),
+                  lambda: describe(b.header, text[:cut], text))
+        title, alts, reason = t.title, t.alt, t.corrupted
+        guilty = t.frame if t.frame != "corrupted" else None
+        rule_name = t.rule.name if t.rule is not None else None
+        kind = t.rule.kind if t.rule is not None else b.kind
     aux: dict[str, list[str]] = {}
     for name, fr, _ in b.sections:
         if name and name != "?" and name != "tail" and fr and fr is not primary and name not in aux:
@@ -806,210 +880,10 @@ def _finish(b: _Builder, truncated: bool) -> Report:
         stack_lines=stack_lines, raw=b.raw,
         first_line=b.first_line, timestamp=ts, context=b.ctx,
         message=b.message if b.message is not None else b.panic_msg,
-        aux_stacks=aux, truncated=truncated,
+        aux_stacks=aux, truncated=truncated, alt_titles=list(alts), rule=rule_name,
+        corrupted=bool(reason), corrupted_reason=reason, last_line=b.last_line,
     )
 
-
-# --------------------------------------------------------------------------
-# Header recognition
-
-
-def _classify(body: str) -> Optional[tuple[str, str, Optional[str]]]:
-    """Return (kind, base title, header function) for a report header line,
-    "pre" kinds for lines that precede a header, or None."""
-    c = body[0]
-    if c == "B":
-        if body.startswith("Booting the kernel"):
-            return "REBOOT", "", None
-        if body.startswith("BUG: KASAN: "):
-            rest = body[12:]
-            btype, _, where = rest.partition(" in ")
-            if not where:
-                btype = rest.split(" ", 1)[0]
-            m = _HEADER_FUNC_RE.match(where) if where else None
-            func = _norm_func(m.group(1)) if m else None
-            btype = btype.strip()
-            if btype in ("double-free or invalid-free", "double-free", "invalid-free"):
-                return "KASAN", "invalid-free", func
-            kind = "DETECTOR" if btype == "dma-owned" else "KASAN"
-            return kind, btype, func
-        if body.startswith(("BUG: KMSAN: ", "BUG: KFENCE: ")):
-            kind = "KMSAN" if body[5] == "K" and body[6] == "M" else "KFENCE"
-            rest = body[body.index(": ", 5) + 2:]
-            btype, _, where = rest.partition(" in ")
-            m = _HEADER_FUNC_RE.match(where) if where else None
-            return kind, btype.strip(), _norm_func(m.group(1)) if m else None
-        if body.startswith(("BUG: unable to handle page fault", "BUG: unable to handle kernel paging request")):
-            return "BUG", "BUG: unable to handle page fault", None
-        if body.startswith(("BUG: kernel NULL pointer dereference",
-                            "BUG: unable to handle kernel NULL pointer dereference")):
-            return "BUG", "BUG: kernel NULL pointer dereference", None
-        if body.startswith("BUG: soft lockup"):
-            return "SOFTLOCKUP", "BUG: soft lockup", None
-        if body.startswith("BUG: memory leak"):
-            return "KMEMLEAK", "memory leak", None
-        for prefix, title in _LOCKDEP_WARNINGS:
-            if body.startswith(prefix):
-                return "LOCKDEP", title, None
-        if body.startswith("BUG: using ") and " in preemptible " in body:
-            return "BUG", body[:body.index(" in preemptible ")] + " in preemptible code", None
-        if body.endswith("still has locks held!"):
-            return "LOCKDEP", "BUG: still has locks held", None
-        if body.startswith("BUG: KCSAN: "):
-            return "KCSAN", body[12:].strip(), None
-        if body.startswith("BUG: "):
-            text = _bug_text(body[5:])
-            if not text:
-                return None
-            return "BUG", "BUG: " + text, None
-        return None
-    if c == "W":
-        m = _WARN_CPU_RE.match(body) or (" at " in body and _WARN_AT_RE.match(body))
-        if m:
-            mf = _HEADER_FUNC_RE.search(m.group(2))
-            func = _norm_func(mf.group(1)) if mf else None
-            kind = "DMA-API" if m.group(1).startswith("kernel/dma/debug.c") else "WARNING"
-            return kind, "WARNING", func
-        for prefix, title in _LOCKDEP_WARNINGS:
-            if body.startswith(prefix):
-                return "LOCKDEP", title, None
-        if _LOCK_ORDER_RE.match(body):
-            return "LOCKDEP", "possible deadlock", None
-        if body.endswith("still has locks held!"):
-            return "LOCKDEP", "WARNING: still has locks held", None
-        return None
-    if c == "I":
-        if body.startswith("INFO: task ") and " blocked " in body and " for more than " in body:
-            return "HUNG", "INFO: task hung", None
-        if body.startswith("INFO: rcu_") and ("detected stall" in body or "detected expedited stall" in body):
-            return "RCU", "INFO: rcu detected stall", None
-        for prefix, title in _LOCKDEP_WARNINGS:
-            if body.startswith(prefix):
-                return "LOCKDEP", title, None
-        return None
-    if c == "r":
-        if body.startswith("rcu: INFO: "):
-            return _classify(body[5:])
-        return None
-    if c == "w":
-        if body.startswith("watchdog: BUG: soft lockup"):
-            return "SOFTLOCKUP", "BUG: soft lockup", None
-        return None
-    if c == "U":
-        if body.startswith("Unable to handle kernel NULL pointer dereference"):
-            return "BUG", "BUG: kernel NULL pointer dereference", None
-        if body.startswith("Unable to handle kernel "):  # arm64
-            return "BUG", "BUG: unable to handle page fault", None
-        if body.startswith("UBSAN: "):
-            rest = body[7:]
-            if rest.startswith("Undefined behaviour in"):
-                return "UBSAN", "UBSAN: undefined-behaviour", None
-            btype = rest.split(" in ", 1)[0].strip()
-            return "UBSAN", "UBSAN: " + btype, None
-        return None
-    if c == "D":
-        if body.startswith("DMA-API: "):
-            return "DMA-MSG", body, None
-        return None
-    if c == "K":
-        if body.startswith("Kernel panic - not syncing"):
-            return "PANIC", "kernel panic", None
-        return None
-    if c == "L":
-        if body.startswith("Linux version "):
-            return "REBOOT", "", None
-        return None
-    if c == "N":
-        if body.startswith("NMI watchdog: BUG: soft lockup"):
-            return "SOFTLOCKUP", "BUG: soft lockup", None
-        return None
-    if c == "g":
-        if body.startswith("general protection fault") and " ip:" not in body:
-            return "GPF", "general protection fault", None
-        return None
-    if c == "O":
-        if body.startswith("Oops: general protection fault"):
-            return "GPF", "general protection fault", None
-        if body.startswith("Oops: invalid opcode"):
-            return "OOPS", "invalid opcode", None
-        if body.startswith("Oops: "):
-            return "OOPS", "Oops", None
-        return None
-    if c == "k":
-        if body.startswith("kernel BUG at "):
-            return "BUG", "kernel BUG", None
-        return None
-    if c == "i":
-        if body.startswith("invalid opcode: "):
-            return "OOPS", "invalid opcode", None
-        return None
-    if c == "d":
-        if body.startswith("divide error: "):
-            return "OOPS", "divide error", None
-        return None
-    if c == "u":
-        if body.startswith("unreferenced object 0x"):
-            return "KMEMLEAK", "memory leak", None
-        return None
-    if c == "-":
-        return "PRE", "", None
-    if c == "=":
-        if body.startswith("====================") and body.strip("=") == "":
-            return "SEP", "", None
-        return None
-    return None
-
-
-_BUG_TEXT_CUTS = (" - ", ", ", ": ", " at ", " for ", " in process ", " on CPU#", " [")
-_BUG_TEXT_NOISE = frozenset(":{(=#[")
-
-
-def _bug_text(text: str) -> str:
-    """'Bad rss-counter state mm:000 idx:1 val:2' -> 'Bad rss-counter state'."""
-    for sep in _BUG_TEXT_CUTS:
-        i = text.find(sep)
-        if i > 0:
-            text = text[:i]
-    words = [w for w in text.split()
-             if not (_BUG_TEXT_NOISE.intersection(w) or w[0].isdigit())]
-    return " ".join(words).rstrip("!.:")
-
-
-def _panic_title(body: str) -> tuple[str, str]:
-    msg = body.partition(": ")[2] if ": " in body else ""
-    msg = msg.strip()
-    if "panic_on_warn set" in msg:
-        short = "panic_on_warn set"
-    else:
-        short = msg
-        for cut in (" exitcode=", " [", " -- ", " --- ", " in: "):
-            i = short.find(cut)
-            if i > 0:
-                short = short[:i]
-        short = _normalize_text(short).rstrip(" .!")
-    return "kernel panic: " + (short or "unknown"), msg
-
-
-# --------------------------------------------------------------------------
-# The parser
-
-
-_REG_PREFIXES = (
-    "RIP:", "Code:", "RSP:", "RAX:", "RBX:", "RDX:", "RBP:", "R08:", "R10:",
-    "R13:", "FS:", "CS:", "CR0:", "CR2:", "DR0:", "DR3:", "PKRU:", "EIP:",
-    "EAX:", "ESI:", "DS:", "CR4:", "Kernel Offset:", "Modules linked in:",
-    "Dumping ftrace buffer", "---[ end Kernel panic",
-)
-
-_AUX_SECTIONS = (
-    "Allocated by task", "Freed by task", "Mapped at", "Uninit was created at",
-    "Uninit was stored to memory at", "Local variable",
-    "Last potentially related work creation",
-    "Second to last potentially related work creation",
-)
-_NOT_PRIMARY = frozenset(["lockdep chain", "tail", "?"])
-_FEED_FIRST = frozenset("-RWNEIpP")
-_RIP_PREFIXES = ("RIP: ", "EIP: ", "IP: ", "pc : ", "PC is at ")
 
 class _Parser:
     def __init__(self, lines: list[str]) -> None:
@@ -1019,6 +893,9 @@ class _Parser:
         # ctx -> (lineno, body) of the last cut-here / "=====" banner line
         self.pre: dict[Optional[str], tuple[int, str]] = {}
         self.nmi_sink: Optional[_Builder] = None
+        # rebooted(): (lines scanned, a reboot is unexpected (None: not
+        # known yet), output seen before the firmware's)
+        self.boot_scan: tuple[int, Optional[bool], bool] = (0, None, False)
 
     def close(self, b: _Builder, truncated: bool = False) -> None:
         if b.closed:
@@ -1030,10 +907,14 @@ class _Parser:
             self.nmi_sink = None
         self.done.append(_finish(b, truncated))
 
-    def start(self, kind: str, title: str, func: Optional[str], body: str, lineno: int,
+    def close_all(self) -> None:
+        for other in list(self.open.values()):
+            self.close(other, not _complete(other))
+        self.pre.clear()
+
+    def start(self, header: rr._Compiled, rule: rr.Rule, body: str, lineno: int,
               ts: Optional[str], ctx: Optional[str]) -> _Builder:
-        b = _Builder(kind, title, lineno, ts, ctx)
-        b.header_func = func
+        b = _Builder(header, rule, lineno, ts, ctx)
         pre = self.pre.get(ctx)
         if pre is not None and lineno - pre[0] <= _PRE_LINE_DISTANCE:
             b.raw.append(pre[1])
@@ -1045,22 +926,15 @@ class _Parser:
                 ts2, ctx2, body2 = _split_prefix(self.lines[ln - 1])
                 if ctx2 == ctx and body2 and not (ts2 is None and ts is not None):
                     b.raw.append(body2)
-                    if b.message is None and kind == "WARNING":
+                    if b.message is None and b.warn_header and not rule.ours:
                         b.message = body2
+        b.header_index = len(b.raw)
         b.raw.append(body)
-        if body.startswith(("BUG: KASAN: ", "BUG: KMSAN: ", "BUG: KFENCE: ", "BUG: KCSAN: ")):
-            b.sanitizer = body[5:body.index(":", 5)]
-        if kind in ("BUG", "GPF", "OOPS", "WARNING", "DMA-API") and (
-                kind != "BUG" or title in _OOPS_TITLES):
-            b.end_trace = True
-        if kind == "OOPS":
-            b.kind = "BUG"
-        if kind == "DMA-API":
-            b.warn_header = True
-        if kind == "WARNING":
-            b.warn_header = True
-        if kind == "PANIC":
-            b.base_title, b.panic_msg = _panic_title(body)
+        if rule.ours:
+            m = _HEADER_FUNC_RE.search(body)
+            b.header_func = _norm_func(m.group(1)) if m else None
+        if rule.kind == "PANIC":
+            b.panic_msg = _panic_message(body)
         self.open[ctx] = b
         return b
 
@@ -1074,97 +948,163 @@ class _Parser:
         for i in range(len(raw) - 1, max(len(raw) - 1 - _PRE_LINE_DISTANCE, -1), -1):
             if raw[i] is pre[1]:
                 del raw[i:]
+                cur.last_line = min(cur.last_line, pre[0] - 1)
                 return
 
-    def header(self, cls: tuple[str, str, Optional[str]], body: str, lineno: int,
+    def rebooted(self, lineno: int) -> bool:
+        """Is "Booting the kernel" at this line a reboot, not the log's first
+        boot: did a kernel print before it (a timestamped line), or anything
+        before the firmware's first words?"""
+        if self.boot_scan[1] is None:
+            start, _, output = self.boot_scan
+            for i in range(start, lineno - 1):
+                line = self.lines[i]
+                if _KERNEL_LINE_RE.match(line):
+                    self.boot_scan = (i, True, output)
+                    break
+                if _FIRMWARE_RE.search(line):
+                    self.boot_scan = (i, output, output)
+                    break
+                output = output or bool(line.strip())
+            else:
+                self.boot_scan = (max(start, lineno - 1), None, output)
+        return bool(self.boot_scan[1])
+
+    def frame_follows(self, lineno: int) -> bool:
+        """Is one of the next two lines a stack frame?"""
+        for line in self.lines[lineno:lineno + 2]:
+            if _PEEK_FRAME_RE.match(_split_prefix(line)[2]):
+                return True
+        return False
+
+    def single(self, header: rr._Compiled, rule: rr.Rule, body: str, lineno: int,
                ts: Optional[str], ctx: Optional[str]) -> None:
-        kind, title, func = cls
+        """A report of one line, leaving whatever is open alone."""
+        b = _Builder(header, rule, lineno, ts, ctx)
+        b.raw.append(body)
+        b.closed = True
+        self.done.append(_finish(b, False))
+
+    def joins(self, cur: _Builder, header: rr._Compiled) -> bool:
+        """Does a header that only continues a report belong to cur?"""
+        return (not cur.tail and not cur.sep and not cur.stack_started
+                and cur.pending_rip is None and cur.header is not header)
+
+    def header(self, cls: _Class, body: str, lineno: int,
+               ts: Optional[str], ctx: Optional[str]) -> None:
+        what, ch, rule = cls
         cur = self.open.get(ctx)
-        if kind == "SEP":
+        if what == "SEP":
             if cur is not None and not cur.tail and cur.sep:
                 cur.raw.append(body)
+                cur.last_line = lineno
                 self.close(cur)
                 return
             self.pre[ctx] = (lineno, body)
             if cur is not None:
-                self.feed(cur, body)
+                self.feed(cur, body, lineno)
             return
-        if kind == "PRE":
+        if what == "PRE":
             if body.startswith("------------[ cut here ]"):
                 self.pre[ctx] = (lineno, body)
             if cur is not None:
-                self.feed(cur, body)
+                self.feed(cur, body, lineno)
             return
-        if kind == "DMA-MSG":
-            m = _DMA_DEV_RE.match(body)
-            msg = m.group(3) if m else body[9:]
-            # WARNING header came first (__warn printing args after it).
-            if (cur is not None and not cur.tail and cur.message is None and cur.warn_header
-                    and cur.kind in ("WARNING", "DMA-API") and len(cur.raw) <= 3):
-                cur.raw.append(body)
-                cur.message = msg
-                cur.kind = _dma_kind(msg)
-                return
-            if (m is not None and cur is not None and cur.message is not None
-                    and not cur.tail and not cur.stack_started and len(cur.raw) <= 8
-                    and cur.raw[-1].startswith(body[:m.end(2) + 1])):
-                # A message printed over several "DMA-API: drv dev: ..." lines.
-                cur.raw.append(body)
-                return
-            pre = self.pre.get(ctx)
-            near_pre = pre is not None and lineno - pre[0] <= 1
-            if m is None and not near_pre:
-                # "DMA-API: preallocated 65536 debug entries" and friends.
-                if cur is not None:
-                    self.feed(cur, body)
-                return
+        if what == "DMA-MSG":
+            self.dma_message(cur, body, lineno, ts, ctx)
+            return
+        if what == "REBOOT":
+            # The machine restarted: whatever was open will never end.
+            self.close_all()
+            return
+        assert ch is not None and rule is not None
+        if lineno < len(self.lines) and _REPLAY in self.lines[lineno]:
+            # A header cut short, printed again on the next line.
             if cur is not None:
-                self.unfeed_pre(cur, lineno)
-                self.close(cur, not _complete(cur))
-            b = self.start(_dma_kind(msg), "WARNING", None, body, lineno, ts, ctx)
-            b.message = msg
-            b.end_trace = False   # until a WARNING header joins it
-            b.warn_header = False
-            b.sep = False
+                self.feed(cur, body, lineno)
             return
-        if kind == "DMA-API" or kind == "WARNING":
-            if (cur is not None and not cur.tail and cur.message is not None
-                    and not cur.warn_header and not cur.stack_started and len(cur.raw) <= 10):
-                # x86: __warn_printk printed the DMA-API message first.
-                cur.raw.append(body)
-                cur.warn_header = True
-                cur.end_trace = True
-                cur.header_func = func
-                return
-        if kind == "PANIC" and cur is not None and not cur.tail and not cur.sep \
-                and not cur.stack_started and cur.pending_rip is None and cur.kind != "PANIC":
-            # panic_on_warn and friends: the panic's stack is the report's.
+        if cur is not None and cur.warn_header is False and rule.end == "end-trace" \
+                and ch is _WARNING and not cur.tail and cur.message is not None \
+                and not cur.stack_started and len(cur.raw) <= 10:
+            # x86: __warn_printk printed the DMA-API message first.
             cur.raw.append(body)
-            cur.panic_msg = _panic_title(body)[1]
+            cur.last_line = lineno
+            cur.warn_header = True
+            cur.end_trace = True
+            m = _HEADER_FUNC_RE.search(body)
+            cur.header_func = _norm_func(m.group(1)) if m else None
             return
-        if kind == "OOPS" and cur is not None and not cur.tail and cur.kind in ("BUG", "GPF") \
-                and cur.end_trace and len(cur.raw) <= 8:
+        if cur is not None and self.joins(cur, ch) and _CONTINUATION.search(body):
+            # panic_on_warn and friends: the panic's stack is the report's;
+            # "invalid opcode:" after "kernel BUG at".
             cur.raw.append(body)
+            cur.last_line = lineno
+            if rule.kind == "PANIC":
+                cur.panic_msg = _panic_message(body)
             return
-        if kind == "KMEMLEAK" and title == "memory leak" and body.startswith("unreferenced") \
-                and cur is not None and cur.kind == "KMEMLEAK" and not cur.raw[-1].startswith(" ") \
-                and cur.raw[0].startswith("BUG: memory leak") and len(cur.raw) <= 2:
-            cur.raw.append(body)
+        if ch is _KMEMLEAK and cur is not None and cur.rule is _MEMORY_LEAK \
+                and not cur.raw[-1].startswith(" ") and len(cur.raw) <= 2:
+            cur.raw.append(body)   # syzkaller's "BUG: memory leak" header, then kmemleak's
+            cur.last_line = lineno
+            return
+        if ch is _BOOTING:
+            self.close_all()
+            if self.rebooted(lineno):   # not the first boot of the log
+                self.single(ch, rule, body, lineno, ts, ctx)
+            return
+        if rule.end == "line":
+            # One line says it all ("unregister_netdevice: waiting for lo
+            # to become free"), printed by whoever, maybe inside another
+            # report: that report goes on.
+            self.single(ch, rule, body, lineno, ts, ctx)
             return
         if cur is not None:
             self.unfeed_pre(cur, lineno)
             self.close(cur, not _complete(cur))
-        if kind == "REBOOT":
-            # The machine restarted: whatever was open will never end.
-            for other in list(self.open.values()):
-                self.close(other, not _complete(other))
-            self.pre.clear()
-            return
-        self.start(kind, title, func, body, lineno, ts, ctx)
+        self.start(ch, rule, body, lineno, ts, ctx)
 
-    def feed(self, b: _Builder, body: str) -> None:
+    def dma_message(self, cur: Optional[_Builder], body: str, lineno: int,
+                    ts: Optional[str], ctx: Optional[str]) -> None:
+        """A "DMA-API: drv dev: message" line: dma-debug's or the detector's."""
+        m = _DMA_DEV_RE.match(body)
+        msg = m.group(3) if m else body[9:]
+        if (cur is not None and not cur.tail and cur.message is None and cur.warn_header
+                and len(cur.raw) <= 3):
+            # The WARNING header came first (__warn printing args after it).
+            cur.raw.append(body)
+            cur.last_line = lineno
+            cur.message = msg
+            cur.kind = _dma_kind(msg)
+            cur.set_rule(_DMA_RULE)
+            return
+        if (m is not None and cur is not None and cur.message is not None
+                and not cur.tail and not cur.stack_started and len(cur.raw) <= 8
+                and cur.raw[-1].startswith(body[:m.end(2) + 1])):
+            # A message printed over several "DMA-API: drv dev: ..." lines.
+            cur.raw.append(body)
+            cur.last_line = lineno
+            return
+        pre = self.pre.get(ctx)
+        near_pre = pre is not None and lineno - pre[0] <= 1
+        if m is None and not near_pre:
+            # "DMA-API: preallocated 65536 debug entries" and friends.
+            if cur is not None:
+                self.feed(cur, body, lineno)
+            return
+        if cur is not None:
+            self.unfeed_pre(cur, lineno)
+            self.close(cur, not _complete(cur))
+        b = self.start(_DMA_MSG, _DMA_RULE, body, lineno, ts, ctx)
+        b.kind = _dma_kind(msg)
+        b.message = msg
+        b.end_trace = False   # until a WARNING header joins it
+        b.warn_header = False
+
+    def feed(self, b: _Builder, body: str, lineno: int) -> None:
         """A non-header line that belongs to open report b."""
         b.raw.append(body)
+        prev_last = b.last_line
+        b.last_line = lineno
         if len(b.raw) > _MAX_REPORT_LINES:
             self.close(b, truncated=True)
             return
@@ -1184,9 +1124,10 @@ class _Parser:
                     b.cur_frames.append("|" + s)
                     b.cur_texts.append("")
                     b.task_open = True
+                    b.irq_seen = True
                 elif s == "</TASK>":
                     if not b.sep and not b.end_trace and not (
-                            b.nmi_sent and not b.nmi_seen):
+                            b.nmi_sent and not b.nmi_seen) and not (b.stall and not b.irq_seen):
                         self.close(b)
                         return
                     # The stack is over; later frames belong to something else.
@@ -1205,11 +1146,6 @@ class _Parser:
                 if m2 is not None:
                     b.cur_frames.append(_norm_func(m2.group(1)))
                     b.cur_texts.append(s)
-                    return
-            if b.kind == "LOCKDEP" and b.at_func is None and ", at: " in body:
-                ma = _AT_RE.search(body)
-                if ma:
-                    b.at_func = _norm_func(ma.group(1))
             return
         # Unindented line.
         if b.tail:
@@ -1220,13 +1156,17 @@ class _Parser:
                 return
             # Anything else ends the tail: not ours.
             b.raw.pop()
+            b.last_line = prev_last
             self.close(b)
             return
-        if not b.task_open and b.stack_started and not b.end_trace and not b.sep \
+        if not b.task_open and b.stack_started and not b.end_trace and not b.sep and b.cur_frames \
                 and b.sections[b.cur][0] in ("Call Trace", "backtrace", "NMI backtrace") \
-                and not body.startswith(_REG_PREFIXES):
-            # Old kernels without <TASK> markers: the stack ended.
+                and not body.startswith(_REG_PREFIXES) and not (b.stall and not b.irq_seen) \
+                and not self.frame_follows(lineno):
+            # Old kernels without <TASK> markers: the stack ended (unless a
+            # message of someone else was printed in its middle).
             b.raw.pop()
+            b.last_line = prev_last
             self.close(b)
             return
         if body[-1:] == ":" and b.stack_started and _FOREIGN_PREFIX.match(body):
@@ -1234,6 +1174,7 @@ class _Parser:
             # printed in the middle of our stack, not a heading; the stack
             # goes on after it.
             b.raw.pop()
+            b.last_line = prev_last
             return
         if body[-1:] == ":":
             # Headings of stacks: "Call Trace:", "Allocated by task 1:", ...
@@ -1278,7 +1219,7 @@ class _Parser:
                 return
             if c0 == "N":
                 if body.startswith("NMI backtrace for cpu"):
-                    b.nmi_seen = True
+                    b.nmi_seen = b.irq_seen = True
                     b.new_section("NMI backtrace")
                 return
             if body.startswith(_RIP_PREFIXES):
@@ -1293,29 +1234,24 @@ class _Parser:
                         b.pending_rip = name
                         b.pending_rip_text = text
                 return
-        if b.kind == "LOCKDEP" and b.at_func is None and ", at: " in body:
-            ma = _AT_RE.search(body)
-            if ma:
-                b.at_func = _norm_func(ma.group(1))
 
     def line(self, lineno: int, ts: Optional[str], ctx: Optional[str], body: str) -> None:
+        """A line whose text may hold a header."""
         b = self.open.get(ctx)
-        if b is not None and ts is None and b.ts is not None:
-            return  # userspace output on a timestamped console
+        cls = _classify(body)
+        if b is not None and ts is None and b.ts is not None and (cls is None or cls[1] is not _BOOTING):
+            return  # userspace output on a timestamped console (the decompressor's is not)
         if b is None and ctx is not None and ctx[0] == "C" and self.nmi_sink is not None:
             b = self.nmi_sink
-        if body.startswith(_START_PREFIXES):
-            cls = _classify(body)
-            if cls is not None:
-                if b is not None and b.ctx != ctx:
-                    # Routed through the NMI sink: keep the header inside.
-                    if cls[0] in ("SEP", "PRE"):
-                        self.feed(b, body)
-                        return
-                self.header(cls, body, lineno, ts, ctx)
+        if cls is not None:
+            if b is not None and b.ctx != ctx and cls[0] in ("SEP", "PRE"):
+                # Routed through the NMI sink: keep the banner inside.
+                self.feed(b, body, lineno)
                 return
+            self.header(cls, body, lineno, ts, ctx)
+            return
         if b is not None:
-            self.feed(b, body)
+            self.feed(b, body, lineno)
 
     def finish(self) -> list[Report]:
         for b in list(self.open.values()):
@@ -1334,10 +1270,6 @@ def _complete(b: _Builder) -> bool:
     return b.stack_started and not b.task_open and not b.end_trace and not b.sep
 
 
-def _dma_kind(msg: str) -> str:
-    return "DMA-API" if _dma_short(msg) in _STOCK_DMA_MESSAGES else "DETECTOR"
-
-
 def parse(text: str) -> list[Report]:
     """Parse console text and return its reports in log order."""
     if "\r" in text:
@@ -1348,18 +1280,27 @@ def parse(text: str) -> list[Report]:
     lines = text.split("\n")
     p = _Parser(lines)
     starts = _START_PREFIXES
+    anywhere = _HEADER_LITERALS
+    odd = _ODD_STARTS
+    heads = _HEADS
+    start_heads = _START_HEADS
+    candidate = _is_candidate
     open_ = p.open
     split_prefix = _split_prefix
     feed = p.feed
     for lineno, line in enumerate(lines, 1):
         if not open_ and p.nmi_sink is None:
             # Fast path, no report open: only a header line matters.  The
-            # body of "[ ts][ tag] body" starts after the last "] " of the
+            # text of "[ ts][ tag] text" starts after the last "] " of the
             # prefix; header lines have no "] " of their own before that.
             k = line.find("] ", 0, 40)
-            if not line.startswith(starts, k + 2 if k >= 0 else 0) and not (
-                    k < 0 and line[:1] == "<"):
-                continue
+            s = k + 2 if k >= 0 else 0
+            if line[s:s + 2] not in start_heads or not line.startswith(starts, s):
+                c = line[s:s + 1]
+                if c != "[" and not (k < 0 and c in odd):
+                    j = line.find(": ", s + 1, s + 48)
+                    if j < 0 or line[j + 2:j + 4] not in heads or not line.startswith(anywhere, j + 2):
+                        continue
         # Inline the commonest prefixes, "[   12.345678] body" and
         # "[   12.345678][    T1] body"; anything else goes to the helper.
         ctx = None
@@ -1375,7 +1316,7 @@ def parse(text: str) -> list[Report]:
                 ts, ctx, body = split_prefix(line)
         else:
             ts, ctx, body = split_prefix(line)
-        if body.startswith(starts):
+        if body[:1] != " " and candidate(body):   # frames first: no header starts with " "
             p.line(lineno, ts, ctx, body)
             continue
         b = open_.get(ctx) if open_ else None
@@ -1385,7 +1326,7 @@ def parse(text: str) -> list[Report]:
                 continue
         elif ts is None and b.ts is not None:
             continue  # userspace output on a timestamped console
-        feed(b, body)
+        feed(b, body, lineno)
     return p.finish()
 
 
@@ -1421,24 +1362,129 @@ def format_text(reports: list[Report]) -> str:
         where = f"line {s.first.first_line}"
         if s.first.timestamp is not None:
             where += f", {s.first.timestamp:.6f}s"
-        flag = " (truncated)" if s.first.truncated else ""
+        flags = []
+        if s.first.truncated:
+            flags.append("truncated")
+        if s.corrupted:
+            flags.append(f"corrupted: {s.first.corrupted_reason}")
+        flag = f" ({'; '.join(flags)})" if flags else ""
         out.append(f"{s.count:>{width}}x {s.title}  [{s.kind}, {where}]{flag}")
     out.append(f"{len(reports)} report(s), {len(sigs)} signature(s)")
     return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Golden files: a log with its expected reports in a header
+#
+# Like syzkaller's pkg/report testdata: header lines, an empty line, the
+# log.  TITLE: starts a report's entry (one per report, in log order);
+# ALT:, FRAME:, KIND:, RULE: and CORRUPTED: Y describe the entry above
+# them; lines starting with "#" are comments.  syzkaller's files also carry
+# TYPE:, SUPPRESSED:, PANICKED: and EXECUTOR: (read, not written) and may
+# end with an empty line, "REPORT:" and the report's text (left out of the
+# log).  A log without reports has an empty header: the file starts with
+# its empty line.
+
+_GOLDEN_KEYS = ("TITLE", "ALT", "FRAME", "KIND", "RULE", "CORRUPTED", "TYPE", "SUPPRESSED",
+                "PANICKED", "EXECUTOR")
+
+
+@dataclass(frozen=True)
+class Golden:
+    """A golden file: its comment lines, expected reports and log."""
+
+    comments: tuple[str, ...]
+    expected: tuple[dict, ...]   # per report: TITLE, ALT (list), FRAME, KIND, RULE, CORRUPTED (bool)
+    log: str
+
+
+def read_golden(text: str) -> Golden:
+    """Split a golden file into its header and its log (kept byte for byte)."""
+    head, sep, rest = text.partition("\n\n") if not text.startswith("\n") else ("", "\n", text[1:])
+    if not sep:
+        head, rest = text, ""
+    comments: list[str] = []
+    expected: list[dict] = []
+    for ln in head.split("\n") if head else []:
+        ln = ln.rstrip("\r")
+        if ln.startswith("#"):
+            comments.append(ln)
+            continue
+        key, _, value = ln.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if key not in _GOLDEN_KEYS:
+            raise ValueError(f"golden header: unknown field {ln!r}")
+        if key == "TITLE" or not expected:
+            expected.append({"TITLE": value if key == "TITLE" else "", "ALT": []})
+            if key == "TITLE":
+                continue
+        entry = expected[-1]
+        if key == "ALT":
+            entry["ALT"].append(value)
+        elif key in ("CORRUPTED", "SUPPRESSED", "PANICKED"):
+            entry[key] = value == "Y"
+        else:
+            entry[key] = value
+    cut = rest.find("\n\nREPORT:\n")
+    if cut >= 0:
+        rest = rest[:cut + 1]
+    elif rest.startswith("REPORT:\n"):
+        rest = ""
+    expected = [e for e in expected if e["TITLE"]]   # "TITLE: " alone: no report
+    return Golden(tuple(comments), tuple(expected), rest)
+
+
+def golden_header(reports: list[Report], comments: Iterable[str] = ()) -> str:
+    """The header lines (and the empty line after them) for these reports."""
+    out = list(comments)
+    for r in reports:
+        out.append(f"TITLE: {r.title}")
+        out += [f"ALT: {a}" for a in r.alt_titles]
+        if r.guilty_frame:
+            out.append(f"FRAME: {r.guilty_frame}")
+        out.append(f"KIND: {r.kind}")
+        if r.rule:
+            out.append(f"RULE: {r.rule}")
+        if r.corrupted:
+            out.append("CORRUPTED: Y")
+    return "".join(line + "\n" for line in out) + "\n"
+
+
+def golden_expected(reports: list[Report]) -> list[dict]:
+    """What read_golden() gives back for a header written for `reports`."""
+    return list(read_golden(golden_header(reports)).expected)
+
+
+def update_golden(path: str) -> bool:
+    """Rewrite a golden file's header from the parser's reports of its log;
+    True when it changed."""
+    # Bytes as they are: serial consoles write CRLF and stray bytes.
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+        old = f.read()
+    try:
+        g = read_golden(old)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+    new = golden_header(parse(g.log), g.comments) + g.log
+    if new == old:
+        return False
+    with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
+        f.write(new)
+    return True
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="dmaharness reports",
         description="Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
-                    "found in a console log or saved dmesg.",
-        epilog="Exit codes: 0 parsed, 2 usage error or unreadable log.")
+                    "found in a console log or saved dmesg, titled as syzkaller titles them.",
+        epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.")
     ap.add_argument("log", help="console log or dmesg file ('-' for stdin)")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
-        return 0 if e.code == 0 else 2
+        return 0 if e.code == 0 else EXIT_USAGE
     try:
         if args.log == "-":
             text = sys.stdin.read()
@@ -1446,8 +1492,8 @@ def main(argv: list[str]) -> int:
             with open(args.log, encoding="utf-8", errors="replace") as f:
                 text = f.read()
     except OSError as e:
-        print(f"dmaharness reports: cannot read {args.log}: {e.strerror}", file=sys.stderr)
-        return 2
+        print(f"dmaharness reports: cannot read {args.log}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_INPUT
     reports = parse(text)
     try:
         if args.json:

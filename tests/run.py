@@ -4,6 +4,11 @@
   tests/run.py unit          tests/unit/test_*.py (fast, no QEMU)
   tests/run.py integration   tests/integration/test_*.py (build and boot kernels)
   tests/run.py all
+  tests/run.py --update [unit|...]
+                             rewrite the golden headers of tests/fixtures/logs/**/*.log
+                             (TITLE:, ALT:, FRAME:, KIND:, RULE:, CORRUPTED:) from what
+                             harness.reports parses in them; review with git diff.
+                             With a suite, run it afterwards.
 """
 
 import os
@@ -29,7 +34,28 @@ class _Result(unittest.TextTestResult):
             self.stream.flush()
 
 
+GOLDEN = os.path.join(ROOT, "tests", "fixtures", "logs")
+
+
+def update_golden() -> int:
+    """Rewrite every golden file's header; print the files that changed."""
+    sys.path.insert(0, ROOT)
+    from harness import reports
+    names = sorted(os.path.relpath(os.path.join(d, n), GOLDEN)
+                   for d, _, files in os.walk(GOLDEN) for n in files if n.endswith(".log"))
+    changed = [n for n in names if reports.update_golden(os.path.join(GOLDEN, n))]
+    for n in changed:
+        print(f"updated tests/fixtures/logs/{n}")
+    print(f"golden files: {len(changed)} of {len(names)} rewritten")
+    return 0
+
+
 def main(argv):
+    if "--update" in argv[1:]:
+        argv = [a for a in argv if a != "--update"]
+        update_golden()
+        if len(argv) == 1:
+            return 0
     which = argv[1] if len(argv) > 1 else "unit"
     pattern = argv[2] if len(argv) > 2 else "test_*.py"
     dirs = {"unit": ["unit"], "integration": ["integration"], "all": ["unit", "integration"]}[which]
