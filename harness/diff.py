@@ -351,7 +351,7 @@ def format_layouts(diff: Diff, shown: Optional[dict[str, str]] = None) -> str:
     diff, or in `shown`, which maps the layouts printed before to the title
     they were printed for, and is updated) is one line referring back."""
     shown = {} if shown is None else shown
-    out = []
+    out, again = [], []
     for r in diff.rows:
         if r.layout is None:
             continue
@@ -360,12 +360,12 @@ def format_layouts(diff: Diff, shown: Optional[dict[str, str]] = None) -> str:
         # struct and sum it up); a reason is its one line
         key = "\n".join(text.splitlines()[2:]) if r.layout.found else text
         if key in shown:
-            first = shown[key]
-            out.append(f"layout for: {r.title}: as above"
-                       + ("" if first == r.title else f" (for {first})") + "\n")
+            again.append(r.title.rpartition(" in ")[2] or r.title)
             continue
         shown[key] = r.title
         out.append(f"layout for: {r.title}\n" + text)
+    if again:       # one line for every layout already printed
+        out.append(f"layouts as above for: {', '.join(again)}\n")
     return "".join(out)
 
 
