@@ -19,7 +19,6 @@ later ones are incremental builds of uvcvideo, or cache hits.
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,8 +26,7 @@ import time
 import unittest
 from pathlib import Path
 
-from harness import kernel, paths
-from harness.progress import Progress
+from tests.integration.gitrepo import git, pristine_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, str(ROOT / "dmaharness")]
@@ -44,63 +42,32 @@ SIGNATURE = ("^DMA-API: device driver maps a buffer that shares a cache line wit
              "data of its object in (uvc_status_start|uvc_v4l2_open)$")
 FLOOD = ["--duration", "4s"]
 REPO_FORMAT = 1
-GIT_ID = ["-c", "user.name=dmaharness test", "-c", "user.email=test@dmaharness.invalid"]
 # a file the bisection never changes: its inode and mtime must stay the pristine ones
 WITNESS = "drivers/media/usb/uvc/uvc_driver.c"
 
 
-def git(repo, *args, check=True):
-    r = subprocess.run(["git", "-C", str(repo), *GIT_ID, *args], capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {r.stderr[-2000:]}")
-    return r.stdout.strip()
+def ensure_repo() -> tuple[Path, list[str], Path]:
+    """The test repository: (repo, commits, pristine)."""
 
-
-def ensure_repo(note=print) -> tuple[Path, list[str], Path]:
-    """The test repository (built once per pristine version): (repo, commits, pristine)."""
-    src = kernel.find_source("6.1")
-    pristine = kernel.pristine_tree(src, Progress())
-    root = paths.sub("testrepos")
-    repo = root / f"bisect-run-{src.deb_version}-v{REPO_FORMAT}"
-    done = repo / ".git" / "dmaharness-commits"
-    with paths.locked(f"testrepo-{repo.name}"):
-        if not done.is_file():
-            t0 = time.monotonic()
-            tmp = root / f".tmp-{repo.name}-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(repo, ignore_errors=True)
-            subprocess.run(["cp", "-al", str(pristine), str(tmp)], check=True)
-            (tmp / ".dmaharness-pristine").unlink()
-            git(tmp, "init", "-q")
-            for k, v in (("core.compression", "0"), ("core.looseCompression", "0"),
-                         # the mirror's links change every file's ctime
-                         ("core.trustctime", "false"), ("gc.auto", "0")):
-                git(tmp, "config", k, v)
-            git(tmp, "add", "-f", "-A", ".")
-            git(tmp, "commit", "-q", "-m", "pristine linux-source-6.1")
-            commits = [git(tmp, "rev-parse", "HEAD")]
-
-            def edit(rel, line, msg):
-                p = tmp / rel
-                text = p.read_text()
-                p.unlink()                   # a new file: never write through the link
-                p.write_text(text + line)
-                git(tmp, "commit", "-q", "-a", "-m", msg)
-                commits.append(git(tmp, "rev-parse", "HEAD"))
-
-            edit("README", "\nA harmless line for dmaharness's bisect-run test.\n",
-                 "README: a harmless change")
-            git(tmp, "am", "-q", str(BUG))
+    def more(tmp: Path, commits: list[str]) -> None:
+        def edit(rel, line, msg):
+            p = tmp / rel
+            text = p.read_text()
+            p.unlink()                   # a new file: never write through the link
+            p.write_text(text + line)
+            git(tmp, "commit", "-q", "-a", "-m", msg)
             commits.append(git(tmp, "rev-parse", "HEAD"))
-            edit("README", "Another harmless line.\n", "README: another harmless change")
-            edit("drivers/media/usb/uvc/uvc_status.c",
-                 '\n#error "dmaharness bisect-run test: this commit does not build"\n',
-                 "media: uvcvideo: break the build on purpose")
-            (tmp / ".git" / "dmaharness-commits").write_text("\n".join(commits) + "\n")
-            tmp.rename(repo)
-            note(f"[test] built {repo} in {time.monotonic() - t0:.0f}s")
-    commits = done.read_text().split()
-    return repo, commits, pristine
+
+        edit("README", "\nA harmless line for dmaharness's bisect-run test.\n",
+             "README: a harmless change")
+        git(tmp, "am", "-q", str(BUG))
+        commits.append(git(tmp, "rev-parse", "HEAD"))
+        edit("README", "Another harmless line.\n", "README: another harmless change")
+        edit("drivers/media/usb/uvc/uvc_status.c",
+             '\n#error "dmaharness bisect-run test: this commit does not build"\n',
+             "media: uvcvideo: break the build on purpose")
+
+    return pristine_repo("6.1", f"bisect-run-v{REPO_FORMAT}", more)
 
 
 def bisect_run(repo, *extra, timeout=3600):

@@ -9,7 +9,6 @@ seed case's outcome through --tree must be the Debian tree's.
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -20,46 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import kernel, paths  # noqa: E402
-from harness.progress import Progress  # noqa: E402
+from tests.integration.gitrepo import git, pristine_repo  # noqa: E402
 
 CLI = [sys.executable, str(ROOT / "dmaharness")]
 CASE = ROOT / "patches" / "6.12" / "cases" / "uvc-status-buffer"
-GIT_ID = ["-c", "user.name=dmaharness test", "-c", "user.email=test@dmaharness.invalid"]
 REPO_FORMAT = 1
 WITNESS = "drivers/media/usb/uvc/uvc_status.c"     # patched by the case: must stay as it is
-
-
-def git(repo, *args):
-    r = subprocess.run(["git", "-C", str(repo), *GIT_ID, *args], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {r.stderr[-2000:]}")
-    return r.stdout.strip()
-
-
-def ensure_repo(version: str) -> Path:
-    """A one-commit git checkout of Debian's pristine tree (made once per package version)."""
-    src = kernel.find_source(version)
-    pristine = kernel.pristine_tree(src, Progress())
-    root = paths.sub("testrepos")
-    repo = root / f"tree-{src.deb_version}-v{REPO_FORMAT}"
-    done = repo / ".git" / "dmaharness-ready"
-    with paths.locked(f"testrepo-{repo.name}"):
-        if not done.is_file():
-            tmp = root / f".tmp-{repo.name}-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(repo, ignore_errors=True)
-            subprocess.run(["cp", "-al", str(pristine), str(tmp)], check=True)
-            (tmp / ".dmaharness-pristine").unlink()
-            git(tmp, "init", "-q")
-            for k, v in (("core.compression", "0"), ("core.looseCompression", "0"),
-                         ("core.trustctime", "false"), ("gc.auto", "0")):
-                git(tmp, "config", k, v)
-            git(tmp, "add", "-f", "-A", ".")
-            git(tmp, "commit", "-q", "-m", f"pristine linux-source-{version}")
-            (tmp / ".git" / "dmaharness-ready").write_text("1\n")
-            tmp.rename(repo)
-    return repo
 
 
 def run(*args, timeout=3600):
@@ -78,7 +43,7 @@ def fixed_patterns(outcome: dict, patterns: list[str]) -> list[list[bool]]:
 class OwnTree(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repo = ensure_repo("6.12")
+        cls.repo = pristine_repo("6.12", f"tree-v{REPO_FORMAT}")[0]
         st = os.stat(cls.repo / WITNESS)
         cls.witness = (st.st_ino, st.st_mtime_ns)
 
