@@ -197,9 +197,10 @@ INTERMIXED = ("vmalloc: allocation failure:", "FAULT_INJECTION: forcing a failur
 # Header lines that continue a report rather than start one: inside an
 # open report of the same context that has not reached its stack yet they
 # belong to it ("invalid opcode:" after "kernel BUG at", arm64's "Internal
-# error: Oops - BUG:" after "kernel BUG at", the panic of panic_on_warn).
+# error: Oops - BUG:" after "kernel BUG at", the panic of panic_on_warn, the
+# BUG() a Rust panic ends in).
 CONTINUATIONS = ("invalid opcode: 0000", "Kernel panic - not syncing", "PANIC: double fault",
-                 "Internal error:")
+                 "Internal error:", "kernel BUG at rust/helpers/bug.c")
 
 # Titles with a timestamp inside were glued together from two lines.
 CORRUPTED_TITLES = (r"\[ *[0-9]+\.[0-9]+\]",)
@@ -624,7 +625,7 @@ HEADERS: tuple[Header, ...] = (
     Header("PANIC: double fault", (_oops("double-fault", "PANIC: double fault",
                                          "PANIC: double fault in {1}", rip_only=True),)),
     Header("rust_kernel: panicked", (
-        _r("rust-panic", "BUG", r"rust_kernel: panicked", "{1} in {2}",
+        _r("rust-panic", "BUG", r"rust_kernel: panicked", "{1} in {2}", end="end-trace",
            report=r"rust_kernel: panicked at [^\n]*?\n(.+?)\n",
            frame=FrameRule(parts=(CALL_TRACE, STACK), skip=(re.escape("__rustc::rust_begin_unwind"),))),)),
     Header("kernel BUG", KERNEL_BUG_RULES),

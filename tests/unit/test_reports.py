@@ -844,6 +844,112 @@ class Titles(unittest.TestCase):
         self.assertEqual(len(r), 1)
 
 
+class WhereHeadersAre(unittest.TestCase):
+    """Headers are found where syzkaller finds them, and some headers only
+    continue a report or stand alone."""
+
+    def test_header_after_a_subsystem_prefix_or_in_an_old_banner(self):
+        reps = parse(tagged([
+            "usb 1-1: WARNING: the fake camera's firmware is incomplete, don't expect anything to work!",
+            "=========================",
+            "[ BUG: held lock freed! ]",
+            "4.9.0 #1 Not tainted",
+            "-------------------------",
+            "stress-agent/245 is freeing memory ffff88800a3c4000-ffff88800a3c47ff, with a lock still held there!",
+            " (&dev->lock){+.+.+.}, at: [<ffffffffa0123456>] uvc_status_cleanup+0x1c/0x50 [uvcvideo]",
+        ]))
+        self.assertEqual(titles(reps), [
+            "WARNING: the fake camera's firmware is incomplete, don't expect anything to work!",
+            "BUG: held lock freed in uvc_status_cleanup"])
+        self.assertIsNone(reps[0].rule)   # no row: the header line is the title
+
+    def test_printk_dropped_and_syz_manager_date_prefixes(self):
+        reps = parse("** 93 printk messages dropped ** [  322.962139] "
+                     "BUG: KASAN: use-after-free in uvc_status_stop+0x2d/0x90\n")
+        self.assertEqual(titles(reps), ["KASAN: use-after-free in uvc_status_stop"])
+        self.assertEqual((reps[0].corrupted, reps[0].timestamp), (True, 322.962139))
+        reps = parse("2018/01/09 14:28:48 BUG: memory leak\nunreferenced object 0xffff88810b1c2000 (size 64):\n"
+                     "  backtrace:\n    [<ffffffffa0123456>] uvc_ctrl_init_device+0x7b/0x2a0 [uvcvideo]\n")
+        self.assertEqual(titles(reps), ["memory leak in uvc_ctrl_init_device"])
+
+    def test_a_header_replayed_on_the_next_line_counts_once(self):
+        reps = parse("[  584.3][   T31] INFO: t\n"
+                     "** replaying previous printk message **\n"
+                     + tagged(["INFO: task udevd:5612 blocked for more than 143 seconds.", "Call Trace:",
+                               " <TASK>", " __schedule+0x8f4/0x2590", " uvc_v4l2_release+0x4e/0x210",
+                               " </TASK>"], start=584.3, ctx="T31"))
+        self.assertEqual(titles(reps), ["INFO: task hung in uvc_v4l2_release"])
+
+    def test_one_line_report_leaves_the_open_report_alone(self):
+        reps = parse(tagged([
+            "INFO: task stress-agent:245 blocked for more than 120 seconds.",
+            "Call Trace:",
+            " [<ffffffff81e3c4f4>] __schedule+0x8f4/0x2590",
+            "unregister_netdevice: waiting for lo to become free. Usage count = 6",
+            " [<ffffffffa0123456>] uvc_v4l2_release+0x4e/0x210 [uvcvideo]",
+            "usb 1-1: status event",
+        ]))
+        self.assertEqual(titles(reps), ["INFO: task hung in uvc_v4l2_release",
+                                        "unregister_netdevice: waiting for DEV to become free"])
+        self.assertEqual(reps[0].stack, ["__schedule", "uvc_v4l2_release"])
+        self.assertEqual((reps[1].first_line, reps[1].last_line), (4, 4))
+
+    def test_a_line_of_someone_else_inside_an_old_stack(self):
+        # Without caller tags: a message printed between two frames does not
+        # end a stack without <TASK> markers when a frame follows it.
+        reps = parse(tagged([
+            "INFO: task stress-agent:245 blocked for more than 120 seconds.",
+            "Call Trace:",
+            " [<ffffffff81e3c4f4>] __schedule+0x8f4/0x2590",
+            "audit: type=1326 audit(1554431287.410:64): auid=4294967295 uid=0",
+            " [<ffffffffa0123456>] uvc_v4l2_release+0x4e/0x210 [uvcvideo]",
+            "usb 1-1: status event",
+        ]))
+        self.assertEqual(titles(reps), ["INFO: task hung in uvc_v4l2_release"])
+        self.assertEqual(reps[0].stack, ["__schedule", "uvc_v4l2_release"])
+        self.assertFalse(reps[0].truncated)
+
+    def test_a_continuation_header_joins_the_report(self):
+        # arm64: "Internal error: Oops - BUG:" holds "BUG:", after "kernel BUG at".
+        reps = parse(tagged([
+            "------------[ cut here ]------------",
+            "kernel BUG at lib/list_debug.c:64!",
+            "Internal error: Oops - BUG: 00000000f2000800 [#1] PREEMPT SMP",
+            "pc : __list_del_entry_valid+0xcc/0xd0",
+            "Call trace:",
+            " __list_del_entry_valid+0xcc/0xd0",
+            " uvc_queue_cancel+0x8f/0x190 [uvcvideo]",
+            " uvc_video_stop_streaming+0x2c/0x60 [uvcvideo]",
+            "---[ end trace 0000000000000000 ]---",
+        ]))
+        self.assertEqual(titles(reps), ["BUG: corrupted list in uvc_queue_cancel"])
+
+    def test_title_read_before_intermixed_fault_injection(self):
+        # No caller tags: a fault injection's stack printed inside the
+        # report; syzkaller titles the report from the text before it.
+        r = parse(tagged([
+            "------------[ cut here ]------------",
+            "WARNING: CPU: 1 PID: 245 at mm/slab_common.c:1012 kmalloc_slab+0x5d/0x70",
+            "FAULT_INJECTION: forcing a failure.",
+            "name failslab, interval 1, probability 0, space 0, times 0",
+            "RIP: 0010:kmalloc_slab+0x5d/0x70",
+            "Call Trace:",
+            " <TASK>",
+            " __kmalloc+0x25/0x760",
+            " uvc_alloc_entity+0x5f/0x2e0 [uvcvideo]",
+            " </TASK>",
+            "---[ end trace 0000000000000000 ]---",
+        ]))[0]
+        self.assertEqual(r.title, "WARNING: kmalloc bug in corrupted")
+        self.assertTrue(r.corrupted)
+
+    def test_reboot_of_the_first_boot_is_no_report(self):
+        text = ("SeaBIOS (version 1.16.2-debian-1.16.2-1)\nBooting from ROM...\n"
+                "Decompressing Linux... Parsing ELF... done.\nBooting the kernel.\n"
+                + tagged(["Linux version 6.1.0-dmaharness #1 SMP PREEMPT_DYNAMIC"], start=0.0))
+        self.assertEqual(parse(text), [])
+
+
 class Prefixes(unittest.TestCase):
     """Timestamps, caller tags, syslog levels and line endings."""
 
