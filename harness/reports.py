@@ -1380,13 +1380,14 @@ def format_text(reports: list[Report]) -> str:
 # log.  TITLE: starts a report's entry (one per report, in log order);
 # ALT:, FRAME:, KIND:, RULE: and CORRUPTED: Y describe the entry above
 # them; lines starting with "#" are comments.  syzkaller's files also carry
-# TYPE:, SUPPRESSED:, PANICKED: and EXECUTOR: (read, not written) and may
+# TYPE:, SUPPRESSED:, PANICKED:, EXECUTOR:, START: and END: (read, not
+# written) and may
 # end with an empty line, "REPORT:" and the report's text (left out of the
 # log).  A log without reports has an empty header: the file starts with
 # its empty line.
 
 _GOLDEN_KEYS = ("TITLE", "ALT", "FRAME", "KIND", "RULE", "CORRUPTED", "TYPE", "SUPPRESSED",
-                "PANICKED", "EXECUTOR")
+                "PANICKED", "EXECUTOR", "START", "END")
 
 
 @dataclass(frozen=True)
