@@ -31,6 +31,10 @@ the outcome *matches* when
   ``flaky`` row with ``b == 0``) appears, unless it matches one of
   ``expect.new_allowed``.  Something new that showed up only once still
   counts: with few runs, "sometimes" is the usual shape of a new bug.
+  A title all of whose reports are corrupted (a report cut short or
+  intermixed, ``Report.corrupted``, ``... in corrupted``) is not a new
+  signature, as syzkaller files no bug for a corrupted report: it is noted,
+  not counted.
 
 Without a case (``dmaharness diff`` with no ``--case``) the expectation is
 "nothing new": no regex is expected fixed.
@@ -85,6 +89,7 @@ class Row:
     location: Optional[str] = None     # file:line of the guilty frame, when symbolized
     frames: Optional[list] = None      # example's symbolized stack (harness.symbolize.Frame)
     layout: Optional[object] = None    # harness.layout.Layout of a detector report's buffer
+    corrupted: bool = False            # every report of the title is corrupted
 
     @property
     def before_runs(self) -> int:
@@ -112,7 +117,7 @@ class Row:
     def to_json(self) -> dict:
         out = {"title": self.title, "kind": self.kind, "status": self.status,
                "flaky_side": self.flaky_side, "guilty_frame": self.guilty_frame,
-               "location": self.location,
+               "corrupted": self.corrupted, "location": self.location,
                "before_counts": list(self.before_counts),
                "after_counts": list(self.after_counts)}
         if self.frames is not None:
@@ -185,19 +190,19 @@ class Outcome:
 # Diff
 
 
-def _tally(run: Run) -> dict[str, tuple[int, str, Optional[Report]]]:
-    """title -> (count, kind, first report) for one run."""
-    out: dict[str, tuple[int, str, Optional[Report]]] = {}
+def _tally(run: Run) -> dict[str, tuple[int, str, Optional[Report], bool]]:
+    """title -> (count, kind, first report, all corrupted) for one run."""
+    out: dict[str, tuple[int, str, Optional[Report], bool]] = {}
     for item in run:
         if isinstance(item, Signature):
-            n, kind, first = item.count, item.kind, item.first
+            n, kind, first, bad = item.count, item.kind, item.first, item.corrupted
         else:
-            n, kind, first = 1, item.kind, item
+            n, kind, first, bad = 1, item.kind, item, item.corrupted
         old = out.get(item.title)
         if old is None:
-            out[item.title] = (n, kind, first)
+            out[item.title] = (n, kind, first, bad)
         else:
-            out[item.title] = (old[0] + n, old[1], old[2])
+            out[item.title] = (old[0] + n, old[1], old[2], old[3] and bad)
     return out
 
 
@@ -219,17 +224,20 @@ def diff_runs(before: Sequence[Run], after: Sequence[Run], *,
     tb = [_tally(r) for r in before]
     ta = [_tally(r) for r in after]
     order: dict[str, tuple[str, Optional[Report], str]] = {}
+    corrupted: dict[str, bool] = {}
     for side, tallies in (("before", tb), ("after", ta)):
         for t in tallies:
-            for title, (_, kind, first) in t.items():
+            for title, (_, kind, first, bad) in t.items():
                 order.setdefault(title, (kind, first, side))
+                corrupted[title] = corrupted.get(title, True) and bad
     rows = []
     for title, (kind, first, side) in order.items():
         bc = [t[title][0] if title in t else 0 for t in tb]
         ac = [t[title][0] if title in t else 0 for t in ta]
         status = _status(sum(1 for c in bc if c), len(bc), sum(1 for c in ac if c), len(ac))
         rows.append(Row(title, kind, status, bc, ac,
-                        first.guilty_frame if first is not None else None, first, side))
+                        first.guilty_frame if first is not None else None, first, side,
+                        corrupted=corrupted[title]))
     rank = {s: i for i, s in enumerate(STATUSES)}
     rows.sort(key=lambda r: (rank[r.status], r.title))
     return Diff(before_label, after_label, len(before), len(after), rows)
@@ -265,7 +273,9 @@ def evaluate(diff: Diff, fixed: Iterable[re.Pattern[str]] = (),
                 notes.append(f"flaky ({r.flaky_side}): {r.title}")
             continue
         where = f"in {r.after_runs}/{diff.runs_after} {diff.after_label} runs"
-        if any(p.search(r.title) for p in new_allowed):
+        if r.corrupted:
+            notes.append(f"new but corrupted, not a signature ({where}): {r.title}")
+        elif any(p.search(r.title) for p in new_allowed):
             notes.append(f"new but allowed ({where}): {r.title}")
         else:
             reasons.append(f"new ({where}): {r.title}")

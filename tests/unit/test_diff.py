@@ -15,13 +15,14 @@ from harness.reports import Report, fold
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "diff"
 SHARE = "DMA-API: mapping shares a cache line with CPU-owned data in uvc_status_start"
 STOP = "KASAN: dma-owned Write in uvc_status_stop"
-STOCK = "WARNING in platform_device_add"
+STOCK = "WARNING in do_one_initcall"   # the fixtures' stock WARNING, as syzkaller titles it
 NEW = "KASAN: slab-out-of-bounds Read in uvc_status_complete"
 
 
-def rep(title: str, kind: str = "KASAN") -> Report:
+def rep(title: str, kind: str = "KASAN", corrupted: bool = False) -> Report:
     return Report(kind=kind, title=title, guilty_frame=title.rsplit(" ", 1)[-1],
-                  stack=[], raw=[title], first_line=1)
+                  stack=[], raw=[title], first_line=1, corrupted=corrupted,
+                  corrupted_reason="extracted no frames" if corrupted else "")
 
 
 def run(*titles: str) -> list[Report]:
@@ -139,6 +140,23 @@ class EvaluateTest(unittest.TestCase):
         v = diff.evaluate(d, rx("uvc_status_start"))
         self.assertFalse(v.matches)
         self.assertIn("1/2", v.reasons[0])
+
+    def test_corrupted_reports_are_no_new_signature(self):
+        # syzkaller files no bug for a corrupted report: noted, not counted.
+        cut = "INFO: rcu detected stall in corrupted"
+        d = diff.diff_runs(self.before, [[rep(STOCK), rep(cut, "RCU", corrupted=True)], run(STOCK)])
+        row = next(r for r in d.rows if r.title == cut)
+        self.assertTrue(row.corrupted)
+        self.assertTrue(row.to_json()["corrupted"])
+        v = diff.evaluate(d, rx("uvc_status_start"))
+        self.assertTrue(v.matches, v.reasons)
+        self.assertIn(f"new but corrupted, not a signature (in 1/2 after runs): {cut}", v.notes)
+        # One sound report under the same title makes it a signature again.
+        d = diff.diff_runs(self.before, [[rep(STOCK), rep(cut, corrupted=True)], [rep(STOCK), rep(cut)]])
+        self.assertFalse(diff.evaluate(d, rx("uvc_status_start")).matches)
+        # Folded signatures carry it too.
+        d = diff.diff_runs(self.before, [fold([rep(STOCK), rep(cut, corrupted=True), rep(cut, corrupted=True)])])
+        self.assertTrue(diff.evaluate(d, rx("uvc_status_start")).matches)
 
     def test_flaky_on_both_sides_is_not_new(self):
         d = diff.diff_runs([run("W"), run()], [run(), run("W")])
