@@ -31,19 +31,26 @@ project's own tools keep their documented titles:
 This module is the line engine: it finds the lines of each report in one
 pass over the log.  A report starts at a line holding a header of the table
 (anywhere in the line, as syzkaller matches them; the engine looks at the
-start of the text after the console prefix, after leading blanks or ``[``,
-and after a ``subsystem: `` prefix such as ``rcu:`` or ``watchdog:``), or
+start of the text after the console prefix, after ``[ ``, and after a
+``subsystem: `` prefix such as ``rcu:`` or ``watchdog:``), or
 at a ``cut here``/``=====`` banner line just before one.  It ends where its
 row says (``end``): sanitizer reports at their closing ``=====`` line,
 ``__warn``/oops reports at ``---[ end trace ... ]---`` plus the register
 dump and dma-debug's ``Mapped at:`` stack that follow it, the others at the
 ``</TASK>`` closing their stack or, on kernels without ``<TASK>`` markers,
-at the first line after the stack that is not a frame; panics at ``---[ end
-Kernel panic``.  A report still open when the log ends, the machine reboots
-(``Linux version``, ``Booting the kernel``) or another report starts in the
-same context is ``truncated``; it keeps what was seen.  A header that only
-continues a report (``invalid opcode:`` after ``kernel BUG at``, the panic
-of panic_on_warn before the warning's stack) joins it.
+at the first line after the stack that is not a frame (unless a frame
+follows within two lines: a message of someone else printed inside the
+stack); RCU stalls only after the stalled CPU's interrupted stack; panics
+at ``---[ end Kernel panic``; one-line reports (``unregister_netdevice:
+waiting for ...``) at their line, leaving a report open around them alone.
+A report still open when the log ends, the machine reboots (``Linux
+version``, ``Booting the kernel``) or another report starts in the same
+context is ``truncated``; it keeps what was seen.  ``Booting the kernel``
+after a kernel already printed (or after other output before the
+firmware's) is itself a report, ``unexpected kernel reboot``.  A header
+that only continues a report (``invalid opcode:`` after ``kernel BUG at``,
+the panic of panic_on_warn before the warning's stack, the ``kernel BUG``
+of a Rust panic) joins it.
 
 Parsing handles logs with or without ``[ 12.345678]`` timestamps (or ``dmesg
 -T`` wall-clock stamps, or ``journalctl -k`` prefixes), with or without
@@ -59,7 +66,10 @@ in ``raw`` but do not disturb titles or stacks.
 Limits: without caller tags two reports printed at the same time cannot be
 separated (the second header ends the first, marked truncated); a header
 glued after other text in the middle of a line (two printk()s without a
-newline) is not seen.
+newline) is not seen; a title is read from its report's own lines, where
+syzkaller, with caller tags, reads on into the next report of the same task
+when the first is cut short; C++ and Rust symbols are not demangled.
+``bench/syzkaller-titles`` measures the agreement on syzkaller's corpus.
 
 Command line (wired as ``dmaharness reports`` by the CLI)::
 
@@ -82,7 +92,7 @@ from typing import Callable, Iterable, Optional, TypeVar
 
 from . import report_rules as rr
 from .errors import EXIT_INPUT, EXIT_USAGE
-from .report_titles import NO_FRAMES, Title, describe, is_corrupted
+from .report_titles import NO_FRAMES, describe, is_corrupted
 
 JSON_VERSION = 1
 T = TypeVar("T")
@@ -290,15 +300,10 @@ _FRAME_RE = re.compile(
 _INLINE_FRAME_RE = re.compile(r"\s++([A-Za-z_$][\w.$]*+) \S+\.[chS]:\d+(?::\d+)? \[inline\]")
 _RIP_RE = re.compile(r"(?:RIP|EIP|IP|pc|PC is at):? (?:(00\d\d):)?(?:\[<[0-9a-f]+>\] )?([A-Za-z_$][\w.$]*+)\+0x")
 _HEADER_FUNC_RE = re.compile(r"([A-Za-z_$][\w.$]*+)\+0x[0-9a-f]+/0x[0-9a-f]+")
-_AT_RE = re.compile(r", at: (?:\[<[0-9a-f]+>\] )?([A-Za-z_$][\w.$]*+)\+0x")
 
 _STACK_MARKERS = frozenset(
     ["<TASK>", "</TASK>", "<IRQ>", "</IRQ>", "<NMI>", "</NMI>", "<SOFTIRQ>",
      "</SOFTIRQ>", "<EOI>", "<EOE>"]
-)
-_INTERRUPT_FRAMES = frozenset(
-    ["asm_sysvec_apic_timer_interrupt", "apic_timer_interrupt",
-     "sysvec_apic_timer_interrupt", "asm_exc_nmi", "asm_common_interrupt"]
 )
 
 
@@ -324,11 +329,14 @@ def _strip_syscall(name: str) -> str:
     return name
 
 
-# Frames that are never the culprit: reporting machinery, sanitizers,
-# helpers, locking, allocators, DMA/USB plumbing, interrupt and syscall entry.
 # "clocksource: ...:", "tsc: ...:": a one-word subsystem prefix marks another
 # part of the kernel talking, never a heading of our report.
 _FOREIGN_PREFIX = re.compile(r"[a-z0-9_.-]+: ")
+
+# Frames that are never the culprit of our own rows (DMA-API, detector,
+# dma-owned) nor where the bisection points: reporting machinery,
+# sanitizers, helpers, locking, allocators, DMA/USB plumbing, interrupt and
+# syscall entry.  (syzkaller's rows skip report_rules.SKIP instead.)
 
 _SKIP_EXACT = frozenset("""
     panic __warn warn_slowpath_fmt __warn_printk report_bug handle_bug
@@ -486,7 +494,8 @@ _skip_cache: dict[str, bool] = {}
 
 def is_machinery(name: str) -> bool:
     """Is this frame reporting machinery or DMA/USB/locking plumbing, the
-    frames a guilty frame is never picked from?"""
+    frames our own rows' guilty frame is never picked from (and the
+    bisection does not point at)?"""
     r = _skip_cache.get(name)
     if r is None:
         r = name in _SKIP_EXACT or name.startswith(_SKIP_PREFIXES)
@@ -578,11 +587,12 @@ _DMA_RULE = _DMA_MSG.header.rules[0]
 _DMA_OWNED = rr.BY_NAME["kasan-dma-owned"]
 _MEMORY_LEAK = rr.BY_NAME["memory-leak"]
 
-# What the main loop looks at closely when a line's text starts with it:
-# every header of the table, and our own markers (banners, dma-debug
-# messages, kmemleak objects, a new boot).  Headers of the table are also
-# looked for after leading blanks or "[" ("[ BUG: held lock freed! ]") and
-# after a "subsystem: " prefix ("rcu: INFO:", "watchdog: BUG:").
+# A line's text goes to _classify() when it starts with one of these: every
+# header of the table, and our own markers (banners, dma-debug messages,
+# kmemleak objects, a new boot).  Headers of the table are also looked for
+# after "[ " ("[ BUG: held lock freed! ]") and after a "subsystem: " prefix
+# ("rcu: INFO:", "watchdog: BUG:"); every other line only feeds the report
+# open in its context, if any.
 _START_PREFIXES = _HEADER_LITERALS + (
     "DMA-API: ", "unreferenced object 0x", "------------[ cut here ]", "=====",
     "Linux version ",
@@ -1279,11 +1289,11 @@ def parse(text: str) -> list[Report]:
         text = _JOURNAL_RE.sub("", text)
     lines = text.split("\n")
     p = _Parser(lines)
-    starts = _START_PREFIXES
     anywhere = _HEADER_LITERALS
     odd = _ODD_STARTS
     heads = _HEADS
-    start_heads = _START_HEADS
+    slow_heads = _START_HEADS | {"[ "}
+    slow_starts = _START_PREFIXES + ("[ ",)
     candidate = _is_candidate
     open_ = p.open
     split_prefix = _split_prefix
@@ -1293,12 +1303,14 @@ def parse(text: str) -> list[Report]:
             # Fast path, no report open: only a header line matters.  The
             # text of "[ ts][ tag] text" starts after the last "] " of the
             # prefix; header lines have no "] " of their own before that.
+            # A line goes on when its text might start with a header, or a
+            # "subsystem: " prefix might precede one (the checks of
+            # _is_candidate, by their first two characters only).
             k = line.find("] ", 0, 40)
-            s = k + 2 if k >= 0 else 0
-            if line[s:s + 2] not in start_heads or not line.startswith(starts, s):
-                c = line[s:s + 1]
-                if c != "[" and not (k < 0 and c in odd):
-                    j = line.find(": ", s + 1, s + 48)
+            k = k + 2 if k >= 0 else 0
+            if k or line[:1] not in odd:
+                if line[k:k + 2] not in slow_heads or not line.startswith(slow_starts, k):
+                    j = line.find(": ", k + 1, k + 48)
                     if j < 0 or line[j + 2:j + 4] not in heads or not line.startswith(anywhere, j + 2):
                         continue
         # Inline the commonest prefixes, "[   12.345678] body" and
