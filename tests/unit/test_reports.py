@@ -198,8 +198,8 @@ class FixtureTitles(unittest.TestCase):
         self.assertEqual(leak.stack[1], "uvc_ctrl_init_device")
 
     def test_every_fixture_normalizes_frames(self):
-        for path in sorted(FIXTURES.glob("*.log")):
-            for r in parse(log(path.name)):
+        for path in sorted(FIXTURES.rglob("*.log")):
+            for r in parse(log(str(path.relative_to(FIXTURES)))):
                 for f in r.stack + [r.guilty_frame or ""]:
                     with self.subTest(log=path.name, title=r.title, frame=f):
                         self.assertNotIn("+0x", f)
