@@ -71,10 +71,6 @@ class Expect:
     fixed: tuple[re.Pattern[str], ...]
     new_allowed: tuple[re.Pattern[str], ...] = ()
 
-    def is_allowed_new(self, title: str) -> bool:
-        """Whether a report title that only the after variant shows is expected."""
-        return any(p.search(title) for p in self.new_allowed)
-
 
 @dataclass(frozen=True)
 class Case:

@@ -47,7 +47,8 @@ Exit codes (``dmaharness diff``, :func:`exit_code`):
 
   0  the outcome matches the expectation
   1  it does not
-  2  harness error: usage error, unreadable log, bad case file
+  2  usage error
+  4  bad input: an unreadable log, a bad case file (as `run --case`)
 """
 
 from __future__ import annotations
@@ -61,10 +62,10 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence, Union
 
 from .case import load_case
-from .errors import HarnessError
+from .errors import HarnessError, InputError
+from .jsonout import JSON_VERSION
 from .reports import Report, Signature, parse
 
-JSON_VERSION = 1
 EXIT_MATCH = 0
 EXIT_MISMATCH = 1
 EXIT_ERROR = 2
@@ -410,7 +411,7 @@ def _read_log(path: str) -> str:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
     except OSError as e:
-        raise HarnessError(f"cannot read {path}: {e.strerror}", path=path) from None
+        raise InputError(f"cannot read {path}: {e.strerror}", path=path) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -422,7 +423,7 @@ def _parser() -> argparse.ArgumentParser:
                     "unchanged, flaky (not in every run of its side).",
         epilog="Exit codes: 0 the outcome matches the case's expectation (without "
                "--case: nothing new appears), 1 it does not, 2 usage error, "
-               "unreadable log or bad case file.")
+               "4 unreadable log or bad case file (as `run --case`).")
     ap.add_argument("logs", nargs="*", metavar="LOG",
                     help="console logs, one per run: the before logs, then --, then the after logs")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
@@ -468,8 +469,8 @@ def main(argv: list[str]) -> int:
             expect, case_name = c.expect, c.name
         before = [parse(_read_log(p)) for p in left.logs]
         after = [parse(_read_log(p)) for p in right.logs]
-    except HarnessError as e:
-        return _fail(as_json, e.message)
+    except HarnessError as e:      # a bad case file or an unreadable log: as `run --case`
+        return _fail(as_json, e.message, e.exit_code)
     comp = compare(before, after, expect)
     outcome = Outcome([comp], case_name)
     try:

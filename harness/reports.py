@@ -92,9 +92,9 @@ from typing import Callable, Iterable, Optional, TypeVar
 
 from . import report_rules as rr
 from .errors import EXIT_INPUT, EXIT_USAGE
+from .jsonout import JSON_VERSION
 from .report_titles import NO_FRAMES, describe, is_corrupted
 
-JSON_VERSION = 1
 T = TypeVar("T")
 
 # --------------------------------------------------------------------------

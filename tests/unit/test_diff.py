@@ -244,12 +244,13 @@ class MainTest(unittest.TestCase):
         code, _, err = self.call(FIX / "before-1.log", FIX / "after-1.log")
         self.assertEqual(code, 2)
         self.assertIn("--", err)
+        # bad input is 4, as for `run --case`; 2 stays for usage errors
         code, _, err = self.call(FIX / "before-1.log", "--", FIX / "missing.log")
-        self.assertEqual(code, 2)
+        self.assertEqual(code, 4)
         self.assertIn("missing.log", err)
         code, _, err = self.call(FIX / "before-1.log", "--", FIX / "after-1.log",
                                  "--case", FIX / "nocase")
-        self.assertEqual(code, 2)
+        self.assertEqual(code, 4)
         code, out, _ = self.call("--json", FIX / "before-1.log", "--")
         self.assertEqual(code, 2)
         self.assertFalse(json.loads(out)["ok"])
