@@ -45,7 +45,8 @@ class ModuleShape(unittest.TestCase):
             self.assertEqual((r.returncode, r.stdout.strip()), (0, ""), f"{n}: {r.stderr[-800:]}")
 
     def test_no_import_circle(self):
-        graph = {n: local_imports(t) & set(modules()) for n, t in modules().items()}
+        mods = modules()
+        graph = {n: local_imports(t) & set(mods) for n, t in mods.items()}
         state: dict[str, int] = {}
 
         def visit(n: str, path: list[str]) -> None:
