@@ -32,11 +32,21 @@ def run(*args, timeout=3600):
 
 
 def fixed_patterns(outcome: dict, patterns: list[str]) -> list[list[bool]]:
-    """Per comparison: which of the case's expect.fixed patterns a fixed row matched."""
+    """Per comparison: which of the case's expect.fixed patterns are fixed as a class of
+    titles (a matching report in every before run, none in any after run), as the
+    diff's verdict judges them; a single title may be flaky (KASAN reports only the
+    first bad access of a boot, which differs from run to run)."""
     out = []
     for c in outcome["comparisons"]:
-        fixed = [s["title"] for s in c["signatures"] if s["status"] == "fixed"]
-        out.append([any(re.search(p, t) for t in fixed) for p in patterns])
+        rows = c["signatures"]
+        verdict = []
+        for p in patterns:
+            hit = [r for r in rows if re.search(p, r["title"])]
+            before = all(any(r["before_counts"][i] for r in hit)
+                         for i in range(c["before"]["runs"])) if hit else False
+            after = any(n for r in hit for n in r["after_counts"])
+            verdict.append(before and not after)
+        out.append(verdict)
     return out
 
 
