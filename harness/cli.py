@@ -9,6 +9,8 @@ returns, as text or as one JSON object (--json).  No module imports this one.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import signal
 import sys
 import time
@@ -270,19 +272,14 @@ def cmd_run_case(a) -> int:
     return diff.exit_code(res.outcome.matches)
 
 
-def _policy(a, *, endpoint_runs: int = 4) -> bisect.Policy:
-    p = bisect.Policy(max_runs=a.runs, batch=a.parallel,
-                      endpoint_runs=getattr(a, "endpoint_runs", endpoint_runs),
-                      min_hits=getattr(a, "min_hits", 1), max_miss=a.max_miss)
-    p.check()
-    return p
-
-
 def cmd_bisect(a) -> int:
     prog = Progress(quiet=a.quiet)
+    policy = bisect.Policy(max_runs=a.runs, batch=a.parallel, endpoint_runs=a.endpoint_runs,
+                           min_hits=a.min_hits, max_miss=a.max_miss)
+    policy.check()
     req = bisectjob.BisectRequest(variant_spec(a, series_=False), a.series, a.signature,
                                   flags(a), case=a.case, good=a.good, bad=a.bad,
-                                  policy=_policy(a), fresh=a.fresh, run_dir=a.run_dir)
+                                  policy=policy, fresh=a.fresh, run_dir=a.run_dir)
     out = bisectjob.run_bisect(req, prog)
     _emit(a, out.payload, bisect.format_result(out.result, out.names, a.signature)
           + ("\n" + pointing.format_pointing(out.pointing, out.names, out.result.culprit)
@@ -472,6 +469,9 @@ def main(argv: list[str] | None = None) -> int:
         if e.detail and not getattr(a, "quiet", False):
             sys.stderr.write(e.detail.rstrip() + "\n")
         return e.exit_code
+    except BrokenPipeError:       # `dmaharness run | head -1`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return errors.EXIT_OK
     except KeyboardInterrupt:
         proc.stop_all()
         sys.stderr.write(f"\ndmaharness {a.command}: interrupted; nothing is left running, "
@@ -603,8 +603,7 @@ def bisect_run(argv: list[str]) -> int:
     code, verdict, reason, detail = BR_INTERNAL, "error", "", ""
     try:
         bisect.Matcher(a.signature)
-        spec = variant_spec(a)
-        spec = VariantSpec(**{**spec.__dict__, "tree": a.tree or Path.cwd()})
+        spec = dataclasses.replace(variant_spec(a), tree=a.tree or Path.cwd())
         req = bisectjob.CommitRequest(spec, a.signature, flags(a), case=a.case,
                                       repro_chance=a.repro_chance, max_miss=a.max_miss,
                                       runs=a.runs, parallel=a.parallel)

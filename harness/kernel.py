@@ -73,8 +73,12 @@ class Source:
     tarball: Path
 
 
+@functools.lru_cache(maxsize=None)
 def find_source(version: str) -> Source:
-    """Debian's linux-source-X.Y package: its tarball and package version."""
+    """Debian's linux-source-X.Y package: its tarball and package version.
+
+    Asked for every variant key (each bisection step, each build): dpkg is
+    asked once per process."""
     tarball = Path(f"/usr/src/linux-source-{version}.tar.xz")
     pkg = f"linux-source-{version}"
     if not tarball.is_file():

@@ -103,11 +103,9 @@ def target(spec: VariantSpec) -> Target:
     return Target(version, checkout, spec, frags, tuple(patches))
 
 
-def build(spec: VariantSpec, target_: Target | None = None, extra: Sequence[series.Patch] = (),
-          *, progress: Progress, need_tree: bool = False) -> kernel.BuildResult:
-    t = target_ or target(spec)
-    return kernel.build(t.variant(extra), jobs=spec.jobs, progress=progress, force=spec.force,
-                        need_tree=need_tree)
+def build(t: Target, *, progress: Progress) -> kernel.BuildResult:
+    """The target's kernel with the spec's patches, built or from the cache."""
+    return kernel.build(t.variant(), jobs=t.spec.jobs, progress=progress, force=t.spec.force)
 
 
 # --- one boot ------------------------------------------------------------------------
@@ -215,10 +213,9 @@ class FloodRun:
         if not self.crashed:
             return None
         c = self.crashed[0]
-        e = errors.DeviceError(f"fake camera {c.index} failed ({camera.describe_exit(c.exit_code)}); "
-                               f"its last log lines:\n{camera.tail(c.stderr)}", path=str(c.stderr))
-        e.payload = self.payload
-        return e
+        return _with_payload(errors.DeviceError(
+            f"fake camera {c.index} failed ({camera.describe_exit(c.exit_code)}); "
+            f"its last log lines:\n{camera.tail(c.stderr)}", path=str(c.stderr)), self.payload)
 
 
 def agent_args(f: FloodSettings) -> str:
@@ -275,21 +272,31 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     return FloodRun(job.build, result, agent, summary, payload, run_dir, crashed)
 
 
+def guest_failure(result: qemu.BootResult) -> HarnessError:
+    """The GuestError a failed boot raises (its console's last lines)."""
+    try:
+        result.raise_for_outcome()
+    except HarnessError as e:
+        return e
+    raise AssertionError("guest_failure() of a boot that went well")
+
+
+def _with_payload(e: HarnessError, payload: dict) -> HarnessError:
+    e.payload = payload           # what --json prints beside the error
+    return e
+
+
 def check_flood(fr: FloodRun) -> None:
     """Raise what a plain `run` reports for a failed flood: the camera, the guest, the agent."""
     result = fr.result
     e: HarnessError | None = fr.device_error()
     if e is None and not result.ok:
-        try:
-            result.raise_for_outcome()
-        except HarnessError as err:
-            e = err
+        e = guest_failure(result)
     if e is None and fr.agent is None:
         e = errors.GuestError(f"the guest agent printed no result line; console {result.console}",
                               path=str(result.console))
     if e is not None:
-        e.payload = fr.payload
-        raise e
+        raise _with_payload(e, fr.payload)
 
 
 # --- runs as bisection evidence ------------------------------------------------------
@@ -406,7 +413,7 @@ class BootOutput:
 def boot_command(req: BootCommand, progress: Progress, on_output=None) -> BootOutput:
     """Build, boot once, write result.json; raise the guest's failure (with the payload)."""
     t = target(req.variant)
-    res = build(t.spec, t, progress=progress)
+    res = build(t, progress=progress)
     if req.command == "kunit" and "CONFIG_KUNIT=y" not in res.artifacts.config.read_text().splitlines():
         raise errors.InputError(f"{res.artifacts.key} has no CONFIG_KUNIT=y: add a fragment that "
                                 "enables KUnit and the suites to run", path=str(res.artifacts.config))
@@ -422,11 +429,7 @@ def boot_command(req: BootCommand, progress: Progress, on_output=None) -> BootOu
         payload.update({"ok": result.ok and ktap.ok, "kunit": ktap.to_json()})
     jsonout.write(run_dir / "result.json", payload)
     if not result.ok:
-        try:
-            result.raise_for_outcome()
-        except HarnessError as e:
-            e.payload = payload
-            raise
+        raise _with_payload(guest_failure(result), payload)
     return BootOutput(t, res, run_dir, result, payload, ktap)
 
 
@@ -442,7 +445,7 @@ class RunRequest:
 def run_flood(req: RunRequest, progress: Progress, on_output=None) -> FloodRun:
     """Build, flood once; raise what failed (a camera, the guest, the agent) with the payload."""
     t = target(req.variant)
-    res = build(t.spec, t, progress=progress)
+    res = build(t, progress=progress)
     run_dir = req.run_dir or new_run_dir(f"run-{t.name}")
     fr = flood_once(FloodJob(res, run_dir, req.boot, req.flood, about=tuple(t.to_json().items())),
                     progress, on_output=on_output)
@@ -453,4 +456,4 @@ def run_flood(req: RunRequest, progress: Progress, on_output=None) -> FloodRun:
 def build_command(spec: VariantSpec, progress: Progress) -> tuple[Target, kernel.BuildResult]:
     """`build`: the target and its build (cached or made)."""
     t = target(spec)
-    return t, build(spec, t, progress=progress)
+    return t, build(t, progress=progress)
