@@ -16,15 +16,18 @@ from typing import Any, Mapping
 
 from . import bisect, errors, initramfs, jsonout, kernel, paths, pointing, series, settings
 from .case import load_case
-from .pipeline import FloodRunner, VariantSpec, new_run_dir, target
+from .pipeline import FloodRunner, VariantSpec, new_run_dir, target, with_profile
 from .progress import Progress, fmt_duration
+
+
+def case_run(case_path: Path | None) -> Mapping[str, Any]:
+    return load_case(case_path).run if case_path is not None else {}
 
 
 def flood_settings(case_path: Path | None, flags: Mapping[str, Any]
                    ) -> tuple[settings.BootSettings, settings.FloodSettings]:
-    """defaults < the case's [run] table < flags (harness.settings)."""
-    from_case = load_case(case_path).run if case_path is not None else {}
-    return settings.resolve(from_case, flags)
+    """defaults < the profile's run table < the case's [run] table < flags (harness.settings)."""
+    return settings.resolve(case_run(case_path), flags)
 
 
 # --- bisect ----------------------------------------------------------------------------
@@ -62,7 +65,7 @@ def run_bisect(req: BisectRequest, progress: Progress) -> BisectOutput:
     user = series.parse_series(req.series)
     if not user:
         raise errors.InputError(f"series file {req.series} names no patch", path=str(req.series))
-    t = target(req.variant)
+    t = target(with_profile(req.variant, case_run(req.case)))
     good = 0 if req.good is None else req.good
     bad = len(user) if req.bad is None else req.bad
     boot_, flood = flood_settings(req.case, req.flags)
@@ -149,7 +152,7 @@ def test_commit(req: CommitRequest, progress: Progress, payload: dict, note) -> 
     an error still reports what was learned.
     """
     matcher = bisect.Matcher(req.signature)
-    t = target(req.variant)
+    t = target(with_profile(req.variant, case_run(req.case)))
     co = t.checkout
     assert co is not None
     payload.update({"tree": str(co.path), "commit": co.commit, "dirty": bool(co.dirty),

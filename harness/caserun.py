@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 from . import diff, enrich, errors, htmlreport, jsonout, kernel, reports, settings, symbolize
 from .case import Case, load_case
-from .pipeline import FloodJob, Target, VariantSpec, flood_once, new_run_dir, run_parallel, target
+from .pipeline import FloodJob, Target, VariantSpec, flood_once, new_run_dir, run_parallel, \
+    target, with_profile
 from .progress import Progress
 
 
@@ -58,7 +59,7 @@ def case_version(case: Case) -> str | None:
 def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
     case = load_case(req.case)
     ver = case_version(case)
-    spec = req.variant
+    spec = with_profile(req.variant, case.run)
     if ver and spec.kernel is None and spec.tree is None and ver in kernel.SUPPORTED:
         spec = replace(spec, kernel=ver)        # the case says which kernel
     t = target(spec)

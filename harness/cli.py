@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import bisect, bisectjob, cache, caserun, diff, errors, initramfs, jsonout, \
-    paths, pipeline, pointing, proc, reports, settings
+    paths, pipeline, pointing, proc, profiles, reports, settings
 from .errors import HarnessError
 from .pipeline import VariantSpec
 from .progress import Progress, fmt_duration
@@ -98,9 +98,14 @@ def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = T
                             "(repeatable; a case's series, or your own)")
         g.add_argument("--prefix", type=_count, metavar="N",
                        help="apply only the first N patches of the --series patches")
+    _setting(g, "profile", metavar="NAME",
+             help_="debug profile: " + ", ".join(profiles.names())
+                   + " (what each finds and costs: `dmaharness profiles`; a case's [run] "
+                     "may name one)")
     g.add_argument("--fragment", action="append", default=[], metavar="NAME|FILE",
-                   help="kconfig fragment(s) to use instead of all of kconfig-fragments/ "
-                        "(repeatable; NAME means kconfig-fragments/NAME.config)")
+                   help="kconfig fragment(s) to use instead of the profile's (all of "
+                        "kconfig-fragments/ for dma; repeatable; NAME means "
+                        "kconfig-fragments/NAME.config)")
     g.add_argument("--no-base-series", "--no-detector", dest="no_base_series",
                    action="store_true",
                    help="do not apply patches/<version>/series, the detector (a stock kernel; "
@@ -154,6 +159,7 @@ def variant_spec(a, *, series_: bool = True) -> VariantSpec:
     return VariantSpec(kernel=getattr(a, "kernel", None), tree=a.tree,
                        series=tuple(a.series) if series_ else (),
                        prefix=a.prefix if series_ else None, fragments=tuple(a.fragment),
+                       profile=a.profile,
                        base_series=not a.no_base_series, jobs=a.jobs, force=a.force)
 
 
@@ -314,6 +320,28 @@ def cmd_cache(a) -> int:
     return errors.EXIT_OK
 
 
+def cmd_profiles(a) -> int:
+    out, lines = [], []
+    for prof in profiles.table().values():
+        frags = [f.name for f in prof.fragments()]
+        series_ = {v: str(f.relative_to(paths.REPO)) for v in pipeline.kernel.SUPPORTED
+                   if (f := prof.series_file(v))}
+        out.append({"name": prof.name, "description": prof.description, "finds": prof.finds,
+                    "costs": prof.costs, "fragments": frags, "series": series_,
+                    "run": dict(prof.run)})
+        lines.append(f"{prof.name}{' (default)' if prof.name == profiles.DEFAULT else ''}:"
+                     f" {prof.description}")
+        lines.append(f"  finds:     {prof.finds}")
+        lines.append(f"  costs:     {prof.costs}")
+        lines.append(f"  fragments: {', '.join(frags)}")
+        if series_:
+            lines.append("  series:    " + ", ".join(series_.values()))
+        if prof.run:
+            lines.append("  run:       " + ", ".join(f"{k}={v}" for k, v in prof.run.items()))
+    _emit(a, {"command": "profiles", "ok": True, "profiles": out}, "\n".join(lines))
+    return errors.EXIT_OK
+
+
 # --- the parser --------------------------------------------------------------------------
 
 def _command(sub, name: str, func, help_text: str, description: str, **variant) -> argparse.ArgumentParser:
@@ -436,6 +464,17 @@ def parser() -> argparse.ArgumentParser:
     cp.add_argument("--dry-run", action="store_true", help="prune: say what would go, remove nothing")
     output_group(cp)
     cp.set_defaults(func=cmd_cache)
+
+    pp = sub.add_parser(
+        "profiles", help="the debug profiles (--profile): what each finds and costs",
+        description="The kernel's debug profiles, from kconfig-fragments/profiles/profiles.toml: "
+                    "each one's fragments (verified like every fragment), its patch series, "
+                    "its run-setting defaults, what it finds and what it costs (measured by "
+                    "bench/profiles).  Choose one with --profile on any command that builds, or "
+                    "`profile = \"NAME\"` in a case's [run] table.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    output_group(pp)
+    pp.set_defaults(func=cmd_profiles)
 
     # listed for --help; main() hands their argv to their own parsers
     sub.add_parser("reports", add_help=False,

@@ -16,12 +16,12 @@ import os
 import resource
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import agentresult, bisect, camera, errors, fragments, initramfs, insnprof, jsonout, \
-    kernel, kunit, paths, proc, qemu, reports, series
+    kernel, kunit, paths, proc, profiles, qemu, reports, series
 from .checkout import Checkout, open_checkout
 from .errors import HarnessError
 from .progress import Progress
@@ -37,7 +37,8 @@ class VariantSpec:
     tree: Path | None = None                  # or a user's git checkout
     series: tuple[Path, ...] = ()             # applied after the base (detector) series
     prefix: int | None = None                 # only the first N patches of `series`
-    fragments: tuple[str, ...] = ()           # names or files; () = all of kconfig-fragments/
+    fragments: tuple[str, ...] = ()           # names or files; () = the profile's set
+    profile: str | None = None                # harness.profiles; None = the default (dma)
     base_series: bool = True                  # patches/<version>/series (the detector)
     jobs: int | None = None
     force: bool = False
@@ -51,17 +52,19 @@ class Target:
     spec: VariantSpec
     frags: tuple[fragments.Fragment, ...]
     patches: tuple[series.Patch, ...]         # the spec's series (prefix applied)
+    profile: profiles.Profile
 
     @property
     def name(self) -> str:
         """A short name for folders and progress: `6.1`, or `git-6.12-<commit>`."""
+        suffix = "" if self.profile.name == profiles.DEFAULT else f"-{self.profile.name}"
         if self.checkout is None:
-            return self.version
-        return f"git-{self.version}-{self.checkout.short}"
+            return self.version + suffix
+        return f"git-{self.version}-{self.checkout.short}{suffix}"
 
     def variant(self, extra: Sequence[series.Patch] = ()) -> kernel.AnyVariant:
         """The kernel with the spec's patches, then ``extra`` (a case's, a bisection prefix's)."""
-        patches = self.patches + tuple(extra)
+        patches = tuple(self.profile.patches(self.version)) + self.patches + tuple(extra)
         if self.checkout is not None:
             return kernel.tree_variant(self.checkout, patches, self.frags,
                                        detector=self.spec.base_series,
@@ -70,11 +73,18 @@ class Target:
         return kernel.Variant(self.version, base + patches, self.frags)
 
     def to_json(self) -> dict:
-        out = {"kernel": self.version}
+        out = {"kernel": self.version, "profile": self.profile.name}
         if self.checkout is not None:
             out.update({"tree": str(self.checkout.path), "commit": self.checkout.commit,
                         "dirty": bool(self.checkout.dirty)})
         return out
+
+
+def with_profile(spec: VariantSpec, run: Mapping[str, Any]) -> VariantSpec:
+    """The spec with the profile a case's [run] names, unless a flag named one."""
+    if spec.profile is None and run.get("profile"):
+        return replace(spec, profile=run["profile"])
+    return spec
 
 
 def target(spec: VariantSpec) -> Target:
@@ -99,8 +109,13 @@ def target(spec: VariantSpec) -> Target:
             raise errors.InputError(f"--prefix {spec.prefix}: the --series name "
                                     f"{len(patches)} patches")
         patches = patches[:spec.prefix]
-    frags = tuple(fragments.resolve_fragments(list(spec.fragments)))
-    return Target(version, checkout, spec, frags, tuple(patches))
+    prof = profiles.get(spec.profile)
+    if spec.fragments and prof.name != profiles.DEFAULT:
+        raise errors.InputError(f"--fragment and --profile {prof.name} both choose the kernel's "
+                                "fragments: give one")
+    frags = tuple(fragments.resolve_fragments(list(spec.fragments)) if spec.fragments
+                  else prof.fragments())
+    return Target(version, checkout, spec, frags, tuple(patches), prof)
 
 
 def build(t: Target, *, progress: Progress) -> kernel.BuildResult:

@@ -19,6 +19,7 @@ import shlex
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Mapping
 
+from . import profiles
 from .camera import Flood
 from .errors import InputError
 
@@ -62,7 +63,7 @@ class FloodSettings:
 @dataclass(frozen=True)
 class Setting:
     name: str
-    group: str                           # "boot" | "flood"
+    group: str                           # "boot" | "flood" | "variant" (which kernel)
     parse: Callable[[Any], Any]          # a case value or a flag's text -> the typed value
     help: str
     in_case: bool = True                 # may a case's [run] table set it?
@@ -148,6 +149,9 @@ def _flag(v: Any) -> bool:
 
 
 SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("profile", "variant", profiles.check_name,
+            "debug profile of the kernel: " + ", ".join(profiles.names())
+            + " (kconfig-fragments/profiles/profiles.toml)"),
     Setting("accel", "boot", _accel, "auto: KVM only when a real kernel runs on it, else TCG",
             in_case=False),
     Setting("timeout", "boot", _positive(float), "wall-clock limit in seconds (for runs: "
@@ -178,6 +182,8 @@ CASE_KEYS = tuple(n for n, s in SETTINGS.items() if s.in_case)
 
 def default(name: str) -> Any:
     """The default of a setting, for --help."""
+    if SETTINGS[name].group == "variant":
+        return profiles.DEFAULT
     obj = BootSettings() if SETTINGS[name].group == "boot" else FloodSettings()
     v = getattr(obj, name)
     if isinstance(v, Flood):
@@ -211,14 +217,27 @@ def resolve(*layers: Mapping[str, Any], boot: BootSettings | None = None
     """The settings after applying typed override layers in order (later wins).
 
     ``boot`` replaces the boot defaults (a command whose default differs, such
-    as `boot`'s 300 s timeout for a whole boot).
+    as `boot`'s 300 s timeout for a whole boot).  The profile named by the
+    last layer that names one (harness.profiles) puts its ``run`` table
+    right above the defaults.
     """
     b, f = boot or BootSettings(), FloodSettings()
     bn = {x.name for x in fields(BootSettings)}
-    for layer in layers:
+    fn = {x.name for x in fields(FloodSettings)}
+    prof = profile_of(*layers)
+    first = check(profiles.get(prof).run, where=f"{profiles.TABLE}: [{prof}.run] ")
+    for layer in (first,) + layers:
         b = replace(b, **{k: v for k, v in layer.items() if k in bn})
-        f = replace(f, **{k: v for k, v in layer.items() if k not in bn})
+        f = replace(f, **{k: v for k, v in layer.items() if k in fn})
     return b, f
+
+
+def profile_of(*layers: Mapping[str, Any]) -> str:
+    """The profile the layers choose (later wins), else the default."""
+    prof = profiles.DEFAULT
+    for layer in layers:
+        prof = layer.get("profile") or prof
+    return prof
 
 
 def flood_json(f: FloodSettings) -> dict:

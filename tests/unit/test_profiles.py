@@ -1,0 +1,151 @@
+"""Debug profiles (harness/profiles.py): the table, the fragments, the precedence."""
+
+import contextlib
+import io
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from harness import caserun, cli, errors, fragments, kernel, pipeline, profiles, settings
+
+CASE = """\
+name = "prof"
+[run]
+profile = "full"
+cycle_hz = 3
+[[variants]]
+name = "before"
+role = "before"
+patches = ["0001-x.patch"]
+[[variants]]
+name = "after"
+role = "after"
+patches = []
+[expect]
+fixed = ["x"]
+"""
+
+
+class Table(unittest.TestCase):
+    def test_shipped_table(self):
+        t = profiles.table()
+        self.assertEqual(list(t)[0], "dma")
+        for name in ("dma", "full", "fast", "race"):
+            self.assertIn(name, t)
+            self.assertTrue(t[name].description and t[name].finds and t[name].costs, name)
+            t[name].fragments()             # every fragment parses
+            settings.check(t[name].run)     # every run default is a real setting
+
+    def test_dma_is_the_default_set(self):
+        # the dma profile must keep the cache keys of variants built before profiles
+        self.assertEqual(profiles.get(None).fragments(), fragments.default_fragments())
+        self.assertEqual(profiles.get("dma").patches("6.1"), [])
+
+    def test_profiles_add_and_drop(self):
+        full = [f.name for f in profiles.get("full").fragments()]
+        self.assertEqual(full[:-1], [f.name for f in fragments.default_fragments()])
+        self.assertEqual(full[-1], "full")
+        for name in ("fast", "race"):
+            names = [f.name for f in profiles.get(name).fragments()]
+            self.assertNotIn("kasan", names)
+            self.assertEqual(names[-1], name)
+        # the race profile has its delay series for both kernels
+        for ver in kernel.SUPPORTED:
+            self.assertTrue(profiles.get("race").patches(ver), ver)
+
+    def test_unknown_profile(self):
+        with self.assertRaises(errors.InputError) as cm:
+            profiles.get("deep")
+        self.assertIn("dma", cm.exception.message)
+
+    def test_bad_tables(self):
+        ok = {"dma": {"description": "d"}}
+        profiles.parse_table(ok)
+        for data, words in (
+                ({"full": {"add": ["full"]}}, "default profile"),
+                ({**ok, "x": {"adds": ["full"]}}, "unknown key"),
+                ({"dma": {"add": ["full"]}}, "takes no"),
+                ({**ok, "x": {"drop": "kasan"}}, "list of names"),
+                ({**ok, "x": {"run": {"profile": "dma"}}}, "cannot name a profile"),
+                ({**ok, "x": 3}, "must be a table")):
+            with self.assertRaises(errors.InputError, msg=str(data)) as cm:
+                profiles.parse_table(data)
+            self.assertIn(words, cm.exception.message)
+        bad = profiles.parse_table({**ok, "x": {"drop": ["kasn"]}})["x"]
+        with self.assertRaises(errors.InputError) as cm:
+            bad.fragments()
+        self.assertIn("'kasn'", cm.exception.message)
+
+
+class Layers(unittest.TestCase):
+    def test_profile_run_is_below_case_and_flags(self):
+        race = settings.check(profiles.get("race").run)
+        self.assertIn("smp", race)
+        b, f = settings.resolve({"profile": "race"})
+        self.assertEqual(b.smp, race["smp"])
+        self.assertEqual(b.smp, 2)
+        b, _ = settings.resolve({"profile": "race", "smp": 3})          # a case
+        self.assertEqual(b.smp, 3)
+        b, _ = settings.resolve({"profile": "race", "smp": 3}, {"smp": 1})   # a flag
+        self.assertEqual(b.smp, 1)
+        b, _ = settings.resolve({"smp": 3}, {"profile": "race"})       # a flag's profile
+        self.assertEqual(b.smp, 3)
+        b, _ = settings.resolve()
+        self.assertEqual(b.smp, 1)
+
+    def test_fragment_and_profile_conflict(self):
+        with self.assertRaises(errors.InputError) as cm:
+            pipeline.target(pipeline.VariantSpec(kernel="6.1", fragments=("base",), profile="full"))
+        self.assertIn("give one", cm.exception.message)
+
+
+class Keys(unittest.TestCase):
+    def setUp(self):
+        for p in (mock.patch.object(kernel, "find_source",
+                                    return_value=kernel.Source("6.1", "6.1.0-test", Path("/x"))),
+                  mock.patch.object(kernel, "compiler_version", return_value="gcc 12")):
+            p.start()
+            self.addCleanup(p.stop)
+
+    def key(self, **kw):
+        return kernel.variant_key(pipeline.target(pipeline.VariantSpec(kernel="6.1", **kw)).variant())
+
+    def test_each_profile_is_its_own_variant(self):
+        keys = {p: self.key(profile=p) for p in ("dma", "full", "fast", "race")}
+        self.assertEqual(len(set(keys.values())), 4)
+        self.assertEqual(keys["dma"], self.key())
+        t = pipeline.target(pipeline.VariantSpec(kernel="6.1", profile="full"))
+        self.assertEqual(t.name, "6.1-full")
+        self.assertEqual(t.to_json()["profile"], "full")
+        race = pipeline.target(pipeline.VariantSpec(kernel="6.1", profile="race")).variant()
+        own = profiles.get("race").patches("6.1")
+        # after the detector series, before any --series patch
+        self.assertEqual([p.name for p in race.patches[-len(own):]], [p.name for p in own])
+
+    def test_case_chooses_the_profile_unless_a_flag_does(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            case = Path(tmp) / "cases" / "prof"
+            case.mkdir(parents=True)
+            (case / "0001-x.patch").write_text("--- a/x\n+++ b/x\n")
+            (case / "case.toml").write_text(CASE)
+            for extra, want in (([], "full"), (["--profile", "dma"], "dma")):
+                built = []
+
+                def fake_build(variant, **k):
+                    built.append(variant)
+                    raise errors.BuildError("stop here")
+
+                with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(Path(tmp) / "c")}), \
+                        mock.patch.object(caserun.kernel, "build", side_effect=fake_build), \
+                        contextlib.redirect_stderr(io.StringIO()), \
+                        contextlib.redirect_stdout(io.StringIO()):
+                    code = cli.main(["run", "--kernel", "6.1", "--case", str(case), *extra])
+                self.assertEqual(code, errors.EXIT_BUILD)
+                names = [f.name for f in built[0].fragments]
+                self.assertEqual("full" in names, want == "full", (extra, names))
+
+
+if __name__ == "__main__":
+    unittest.main()
