@@ -145,6 +145,9 @@ def flood_group(p, *, title: str = "flood (run settings)"):
                 "phys_hz": "HZ", "cameras": "N", "hotplug": "S", "seed": "N", "agent_args": "ARGS"}
     for name, metavar in metavars.items():
         _setting(g, name, metavar=metavar)
+    _setting(g, "fail_nth", metavar="PATHS", nargs="?", const=settings.FAIL_NTH_PATHS,
+             default_shown="off; without PATHS: probe,disconnect")
+    _setting(g, "fail_nth_max", metavar="N")
     g.add_argument("--case", type=Path, metavar="DIR|case.toml",
                    help="a case: its [run] table gives the run settings that no flag gives")
     return g

@@ -58,6 +58,8 @@ class FloodSettings:
     hotplug: float = 0.0         # replug each camera every S seconds (0: never)
     seed: int = 1                # seed of the random/malformed patterns
     agent_args: str = ""         # more arguments for the guest agent
+    fail_nth: tuple[str, ...] = ()   # after the flood: fail-nth on the driver's probe/disconnect
+    fail_nth_max: int = 400      # at most this many steps per path
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,23 @@ def _words(v: Any) -> tuple[str, ...]:
         raise InputError(f"cannot split {v!r}: {e}") from None
 
 
+FAIL_NTH_PATHS = ("probe", "disconnect")
+
+
+def _fail_paths(v: Any) -> tuple[str, ...]:
+    """`probe,disconnect`, `probe`, `none` (or a list of them) -> the paths, in order."""
+    words = v if isinstance(v, (list, tuple)) else [w for w in _string(v).split(",") if w.strip()]
+    out = []
+    for w in words:
+        w = _string(w).strip()
+        if w == "none":
+            continue
+        if w not in FAIL_NTH_PATHS:
+            raise InputError(f"{w!r} is not a fail-nth path (probe, disconnect, none)")
+        out.append(w)
+    return tuple(p for p in FAIL_NTH_PATHS if p in out)
+
+
 def _accel(v: Any) -> str:
     v = _string(v)
     if v not in ("auto", "tcg", "kvm"):
@@ -175,6 +194,12 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "(0: never)"),
     Setting("seed", "flood", _whole, "seed of the random/malformed patterns"),
     Setting("agent_args", "flood", _string, "more arguments for the guest agent"),
+    Setting("fail_nth", "flood", _fail_paths,
+            "after the flood, make every error path of uvcvideo's probe (and/or disconnect) "
+            "run once: for N = 1, 2, ... unbind and bind the camera through sysfs with the Nth "
+            "slab/page allocation of the binding task failing, until a bind no longer reaches "
+            "the Nth (needs --profile full; PATHS: probe,disconnect)"),
+    Setting("fail_nth_max", "flood", _positive(int), "fail-nth: at most N steps per path"),
 )}
 
 CASE_KEYS = tuple(n for n, s in SETTINGS.items() if s.in_case)
@@ -243,4 +268,5 @@ def profile_of(*layers: Mapping[str, Any]) -> str:
 def flood_json(f: FloodSettings) -> dict:
     return {"pattern": f.flood.pattern, "rate": f.flood.rate, "duration_s": f.duration,
             "cycle_hz": f.cycle_hz, "phys_hz": f.phys_hz, "cameras": f.cameras,
-            "hotplug": f.hotplug, "seed": f.seed, "agent_args": f.agent_args}
+            "hotplug": f.hotplug, "seed": f.seed, "agent_args": f.agent_args,
+            "fail_nth": list(f.fail_nth), "fail_nth_max": f.fail_nth_max}

@@ -101,6 +101,25 @@ class Layers(unittest.TestCase):
         self.assertIn("give one", cm.exception.message)
 
 
+class FailNthSetting(unittest.TestCase):
+    def test_paths(self):
+        parse = settings.SETTINGS["fail_nth"].parse
+        self.assertEqual(parse("disconnect,probe"), ("probe", "disconnect"))
+        self.assertEqual(parse(["disconnect"]), ("disconnect",))
+        self.assertEqual(parse("none"), ())
+        with self.assertRaises(errors.InputError) as cm:
+            parse("probe,remove")
+        self.assertIn("'remove'", cm.exception.message)
+
+    def test_flag_without_paths_means_both(self):
+        a = cli.parser().parse_args(["run", "--fail-nth"])
+        self.assertEqual(cli.flags(a)["fail_nth"], ("probe", "disconnect"))
+        a = cli.parser().parse_args(["run"])
+        self.assertNotIn("fail_nth", cli.flags(a))
+        _, f = settings.resolve(cli.flags(a))
+        self.assertEqual(f.fail_nth, ())
+
+
 class Keys(unittest.TestCase):
     def setUp(self):
         for p in (mock.patch.object(kernel, "find_source",
