@@ -14,15 +14,9 @@
 #include "tests.h"
 #include "timing.h"
 
-struct run {
-	int status;		/* exit code, or 128 + signal */
-	char out[65536];
-	double secs;
-};
-
-/* Run the agent with args; send SIGTERM after term_ms (0: never). */
-static bool run_agent(const char *agent, const char *const *args,
-		      int term_ms, struct run *r)
+/* Run a binary with args; send SIGTERM after term_ms (0: never). */
+bool run_binary(const char *agent, const char *const *args, int term_ms,
+		struct cli_run *r)
 {
 	const char *argv[32];
 	int pfd[2], st, i, n = 0;
@@ -74,7 +68,7 @@ static bool run_agent(const char *agent, const char *const *args,
 }
 
 /* The JSON of the single result line, or NULL. */
-static const char *result_json(struct tctx *t, struct run *r)
+static const char *result_json(struct tctx *t, struct cli_run *r)
 {
 	char *line = strstr(r->out, AGENT_LINE_PREFIX);
 	char *nl;
@@ -94,9 +88,9 @@ static const char *result_json(struct tctx *t, struct run *r)
 static void test_cli_help(struct tctx *t)
 {
 	static const char *const args[] = { "--help", NULL };
-	struct run *r = calloc(1, sizeof(*r));
+	struct cli_run *r = calloc(1, sizeof(*r));
 
-	if (!r || !run_agent(t->agent, args, 0, r)) {
+	if (!r || !run_binary(t->agent, args, 0, r)) {
 		t->checks_failed++;
 		free(r);
 		return;
@@ -113,11 +107,11 @@ static void test_cli_help(struct tctx *t)
 static void test_cli_usage_error(struct tctx *t)
 {
 	static const char *const args[] = { "--duration", "soon", NULL };
-	struct run *r = calloc(1, sizeof(*r));
+	struct cli_run *r = calloc(1, sizeof(*r));
 	const char *j;
 	char v[256];
 
-	if (!r || !run_agent(t->agent, args, 0, r)) {
+	if (!r || !run_binary(t->agent, args, 0, r)) {
 		t->checks_failed++;
 		free(r);
 		return;
@@ -139,11 +133,11 @@ static void test_cli_no_camera(struct tctx *t)
 {
 	static const char *const args[] = { "--device", "/nonexistent/video9",
 					    "--wait", "0.3", "--series", NULL };
-	struct run *r = calloc(1, sizeof(*r));
+	struct cli_run *r = calloc(1, sizeof(*r));
 	const char *j;
 	char v[512];
 
-	if (!r || !run_agent(t->agent, args, 0, r)) {
+	if (!r || !run_binary(t->agent, args, 0, r)) {
 		t->checks_failed++;
 		free(r);
 		return;
@@ -167,11 +161,11 @@ static void test_cli_not_v4l2(struct tctx *t)
 {
 	static const char *const args[] = { "--device", "/dev/null",
 					    "--wait", "0", NULL };
-	struct run *r = calloc(1, sizeof(*r));
+	struct cli_run *r = calloc(1, sizeof(*r));
 	const char *j;
 	char v[512];
 
-	if (!r || !run_agent(t->agent, args, 0, r)) {
+	if (!r || !run_binary(t->agent, args, 0, r)) {
 		t->checks_failed++;
 		free(r);
 		return;
@@ -190,13 +184,13 @@ static void test_cli_output_file(struct tctx *t)
 	char path[] = "/tmp/dmaharness-agent-test-XXXXXX";
 	const char *args[] = { "--device", "/nonexistent/video9", "--wait",
 			       "0", "--output", path, NULL };
-	struct run *r = calloc(1, sizeof(*r));
+	struct cli_run *r = calloc(1, sizeof(*r));
 	char file[65536];
 	ssize_t n;
 	int fd;
 
 	fd = mkstemp(path);
-	if (!r || fd < 0 || !run_agent(t->agent, args, 0, r)) {
+	if (!r || fd < 0 || !run_binary(t->agent, args, 0, r)) {
 		t->checks_failed++;
 		free(r);
 		if (fd >= 0)
@@ -221,11 +215,11 @@ static void test_cli_sigterm(struct tctx *t)
 {
 	static const char *const args[] = { "--device", "/nonexistent/video9",
 					    "--wait", "30", NULL };
-	struct run *r = calloc(1, sizeof(*r));
+	struct cli_run *r = calloc(1, sizeof(*r));
 	const char *j;
 	char v[512];
 
-	if (!r || !run_agent(t->agent, args, 300, r)) {
+	if (!r || !run_binary(t->agent, args, 300, r)) {
 		t->checks_failed++;
 		free(r);
 		return;

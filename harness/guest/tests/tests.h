@@ -22,6 +22,7 @@
 struct tctx {
 	int checks_failed;
 	const char *agent;	/* the built binary (argv[1]), or NULL */
+	const char *failnth;	/* build/dmaharness-failnth (argv[2]), or NULL */
 };
 
 #define CHECK(t, cond)							\
@@ -46,8 +47,11 @@ struct tctx {
 struct test {
 	const char *name;
 	void (*fn)(struct tctx *t);
-	bool needs_agent;	/* runs the built binary */
+	unsigned int needs;	/* NEEDS_AGENT (true), NEEDS_FAILNTH: runs it */
 };
+
+#define NEEDS_AGENT		1u	/* the built agent, argv[1] */
+#define NEEDS_FAILNTH		2u	/* build/dmaharness-failnth, argv[2] */
 
 #define TEST_LIST(name, ...)						\
 	const struct test *name(size_t *n)				\
@@ -63,6 +67,17 @@ const struct test *counters_tests(size_t *n);
 const struct test *sim_tests(size_t *n);
 const struct test *sim_cameras_tests(size_t *n);
 const struct test *cli_tests(size_t *n);
+const struct test *failnth_tests(size_t *n);
+const struct test *failnth_cli_tests(size_t *n);
+
+/* test_cli.c: run a built binary, its stdout in out */
+struct cli_run {
+	int status;		/* exit code, or 128 + signal */
+	char out[65536];
+	double secs;
+};
+bool run_binary(const char *path, const char *const *args, int term_ms,
+		struct cli_run *r);
 
 /* jsoncheck.c */
 bool json_valid(const char *s);
