@@ -1,4 +1,4 @@
-"""The guest's initramfs: busybox, our init, the agent and the modules.
+"""The guest's initramfs: busybox, our init, the guest tools and the modules.
 
 The base archive is written by the kernel's own usr/gen_init_cpio from a
 spec list (no root, no staging folder) and cached by the content of
@@ -19,39 +19,102 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths, proc
-from .errors import BuildError, EnvError
+from .errors import BuildError, EnvError, InputError
 from .kernel import Artifacts
 
 BUSYBOX = Path("/bin/busybox")
 INIT = paths.GUEST / "init"
 AGENT = paths.GUEST / "build" / "dmaharness-agent"
+# built with the agent (one make); goes in next to it
+FAILNTH = paths.GUEST / "build" / "dmaharness-failnth"
 FORMAT = 1
+
+FAIL_NTH_PATHS = ("probe", "disconnect")
+KMEMLEAK_MODES = ("auto", "off")
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """What the guest init does in one boot (becomes /etc/dmaharness.conf)."""
+    """What the guest init does in one boot (becomes /etc/dmaharness.conf).
+
+    kmemleak          auto: when the kernel has kmemleak, the init forgets
+                      what it would report before the workload and prints
+                      what it finds after it (DMAHARNESS-KMEMLEAK block,
+                      harness.failnth); off: not
+    fail_nth_driver   a USB driver (e.g. uvcvideo): after the workload the
+                      init runs dmaharness-failnth on it, which needs the
+                      guest tools in the initramfs (needs_guest_tools);
+                      "" (default): no fault injection
+    fail_nth_paths    probe, disconnect or both, run in that order
+    fail_nth_max      the largest N tried on a path
+
+    Left at their defaults these add nothing to the rendered file, which is
+    then what it was before they existed.
+    """
     modules: tuple[str, ...] = ()
     workload: str = "none"          # none | agent | shell-cmd
     agent_args: str = ""
     workload_cmd: str = ""
     settle: float = 0
+    kmemleak: str = "auto"          # auto | off
+    fail_nth_driver: str = ""
+    fail_nth_paths: tuple[str, ...] = FAIL_NTH_PATHS
+    fail_nth_max: int = 500
+
+    def __post_init__(self) -> None:
+        if self.kmemleak not in KMEMLEAK_MODES:
+            raise InputError(f"kmemleak must be one of {', '.join(KMEMLEAK_MODES)}, "
+                             f"not {self.kmemleak!r}")
+        bad = [p for p in self.fail_nth_paths if p not in FAIL_NTH_PATHS]
+        if bad or not self.fail_nth_paths or len(set(self.fail_nth_paths)) != len(self.fail_nth_paths):
+            raise InputError(f"fail-nth paths must be probe, disconnect or both (each once), "
+                             f"not {' '.join(self.fail_nth_paths) or 'none'}")
+        if not 1 <= self.fail_nth_max <= 1_000_000:
+            raise InputError(f"the fail-nth cap must be between 1 and 1000000, not {self.fail_nth_max}")
+        d = self.fail_nth_driver
+        if d and ("/" in d or d in (".", "..") or len(d) >= 64 or any(c.isspace() for c in d)):
+            raise InputError(f"{d!r} is not a USB driver name")
+
+    @property
+    def needs_guest_tools(self) -> bool:
+        """Does the init run one of the guest tools (build_agent builds them)?"""
+        return self.workload == "agent" or bool(self.fail_nth_driver)
 
     def render(self) -> str:
-        return "".join(f"{k}={shlex.quote(v)}\n" for k, v in (
+        items = [
             ("MODULES", " ".join(self.modules)),
             ("WORKLOAD", self.workload),
             ("AGENT_ARGS", self.agent_args),
             ("WORKLOAD_CMD", self.workload_cmd),
             ("SETTLE", f"{self.settle:g}"),
-        ))
+        ]
+        if self.kmemleak != "auto":
+            items.append(("KMEMLEAK", self.kmemleak))
+        if self.fail_nth_driver:
+            items += [
+                ("FAIL_NTH_DRIVER", self.fail_nth_driver),
+                ("FAIL_NTH_PATHS", " ".join(self.fail_nth_paths)),
+                ("FAIL_NTH_MAX", str(self.fail_nth_max)),
+            ]
+        return "".join(f"{k}={shlex.quote(v)}\n" for k, v in items)
 
 
 def build_agent() -> Path | None:
-    """Build the static guest agent (make -C harness/guest) when it has a Makefile."""
+    """Build the static guest tools (make -C harness/guest: the agent and,
+    next to it, dmaharness-failnth) when it has a Makefile; the agent's path.
+    spec() puts dmaharness-failnth in wherever the agent goes."""
     if not (paths.GUEST / "Makefile").is_file():
         return None
-    return proc.make(paths.GUEST, AGENT, "the guest agent")
+    agent = proc.make(paths.GUEST, AGENT, "the guest agent")
+    if not FAILNTH.is_file():
+        raise BuildError(f"make -C {paths.GUEST} did not build {FAILNTH}", path=str(paths.GUEST))
+    return agent
+
+
+def guest_tools(cfg: RunConfig) -> Path | None:
+    """The agent to pass to base_archive() for this run: built when the run
+    needs a guest tool (the agent workload, fail-nth), else None."""
+    return build_agent() if cfg.needs_guest_tools else None
 
 
 def _busybox_applets() -> list[str]:
@@ -62,7 +125,9 @@ def _busybox_applets() -> list[str]:
 
 
 def spec(art: Artifacts, agent: Path | None) -> list[str]:
-    """The gen_init_cpio spec of the base archive."""
+    """The gen_init_cpio spec of the base archive.  With an agent, the guest
+    tools: /bin/dmaharness-agent, and /bin/dmaharness-failnth from the same
+    folder when it was built there."""
     lines = [
         "dir /dev 0755 0 0",
         "nod /dev/console 0600 0 0 c 5 1",
@@ -79,6 +144,9 @@ def spec(art: Artifacts, agent: Path | None) -> list[str]:
     lines.append(f"file /init {INIT} 0755 0 0")
     if agent:
         lines.append(f"file /bin/dmaharness-agent {agent} 0755 0 0")
+        failnth = agent.with_name(FAILNTH.name)
+        if failnth.is_file():
+            lines.append(f"file /bin/dmaharness-failnth {failnth} 0755 0 0")
     mod_root = f"/lib/modules/{art.release}"
     lines.append(f"dir {mod_root} 0755 0 0")
     for dirpath, dirnames, files in os.walk(art.modules):
