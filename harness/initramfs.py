@@ -65,15 +65,17 @@ class RunConfig:
         if self.kmemleak not in KMEMLEAK_MODES:
             raise InputError(f"kmemleak must be one of {', '.join(KMEMLEAK_MODES)}, "
                              f"not {self.kmemleak!r}")
+        d = self.fail_nth_driver
+        if not d:
+            return      # the fail-nth settings are not used
+        if "/" in d or d in (".", "..") or len(d) >= 64 or any(c.isspace() for c in d):
+            raise InputError(f"{d!r} is not a USB driver name")
         bad = [p for p in self.fail_nth_paths if p not in FAIL_NTH_PATHS]
         if bad or not self.fail_nth_paths or len(set(self.fail_nth_paths)) != len(self.fail_nth_paths):
             raise InputError(f"fail-nth paths must be probe, disconnect or both (each once), "
                              f"not {' '.join(self.fail_nth_paths) or 'none'}")
         if not 1 <= self.fail_nth_max <= 1_000_000:
             raise InputError(f"the fail-nth cap must be between 1 and 1000000, not {self.fail_nth_max}")
-        d = self.fail_nth_driver
-        if d and ("/" in d or d in (".", "..") or len(d) >= 64 or any(c.isspace() for c in d)):
-            raise InputError(f"{d!r} is not a USB driver name")
 
     @property
     def needs_guest_tools(self) -> bool:

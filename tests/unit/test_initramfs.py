@@ -98,11 +98,16 @@ class Config(unittest.TestCase):
         self.assertTrue(initramfs.RunConfig(workload="agent").needs_guest_tools)
 
     def test_bad_settings_are_input_errors(self):
-        for kw in ({"kmemleak": "on"}, {"fail_nth_paths": ("probe", "resume")}, {"fail_nth_paths": ()},
-                   {"fail_nth_paths": ("probe", "probe")}, {"fail_nth_max": 0},
-                   {"fail_nth_driver": "../x"}, {"fail_nth_driver": "uvc video"}):
+        u = {"fail_nth_driver": "uvcvideo"}
+        for kw in ({"kmemleak": "on"}, {**u, "fail_nth_paths": ("probe", "resume")},
+                   {**u, "fail_nth_paths": ()}, {**u, "fail_nth_paths": ("probe", "probe")},
+                   {**u, "fail_nth_max": 0}, {"fail_nth_driver": "../x"},
+                   {"fail_nth_driver": "uvc video"}):
             with self.subTest(kw=kw), self.assertRaises(InputError):
                 initramfs.RunConfig(**kw)
+        # without a driver the fail-nth settings are not used, nor judged
+        self.assertEqual(initramfs.RunConfig(fail_nth_paths=(), fail_nth_max=0).render(),
+                         initramfs.RunConfig().render())
 
     def test_init_defaults_match_the_config(self):
         """The init's own defaults are RunConfig's: a conf without the variables means the same."""
