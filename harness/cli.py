@@ -266,7 +266,7 @@ def cmd_run(a) -> int:
           f"  phys reads, open/close       {s['phys_reads']}, {s['cycles']}\n"
           f"  fake device CPU / QEMU CPU   {s['fake_device_cpu_s']:.2f}s / {s['qemu_cpu_s']:.1f}s\n"
           f"  console  {fr.result.console}\n  result   {fr.run_dir / 'result.json'}"
-          + _profile_lines(payload))
+          + _profile_lines(payload) + (f"\n{fr.checks.format_text()}" if fr.checks else ""))
     return errors.EXIT_OK
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from . import agentresult, bisect, camera, errors, fragments, initramfs, insnprof, jsonout, \
-    kernel, kunit, paths, proc, profiles, qemu, reports, series
+from . import agentresult, bisect, camera, errors, failnth, fragments, initramfs, insnprof, \
+    jsonout, kernel, kunit, paths, proc, profiles, qemu, reports, series
 from .checkout import Checkout, open_checkout
 from .errors import HarnessError
 from .progress import Progress
@@ -156,7 +156,7 @@ def _kunit_append(art: kernel.Artifacts, command: str) -> str:
 
 
 def initrd_for(art: kernel.Artifacts, cfg: initramfs.RunConfig, run_dir: Path) -> Path:
-    agent = initramfs.build_agent() if cfg.workload == "agent" else None
+    agent = initramfs.guest_tools(cfg)
     if cfg.workload == "agent" and agent is None:
         raise errors.BuildError("the agent workload needs harness/guest/Makefile to build the agent")
     base = initramfs.base_archive(art, agent)
@@ -222,6 +222,7 @@ class FloodRun:
     payload: dict
     run_dir: Path
     crashed: list = field(default_factory=list)     # camera.Camera that died
+    checks: failnth.Result | None = None            # fail-nth steps and kmemleak's leaks
 
     def device_error(self) -> errors.DeviceError | None:
         """A DeviceError naming the first camera that died, how, and its last log lines."""
@@ -242,15 +243,38 @@ def agent_args(f: FloodSettings) -> str:
     return " ".join(args + ([f.agent_args] if f.agent_args else []))
 
 
+FAIL_NTH_NEEDS = ("CONFIG_FAULT_INJECTION=y", "CONFIG_FAILSLAB=y", "CONFIG_FAIL_PAGE_ALLOC=y",
+                  "CONFIG_FAULT_INJECTION_DEBUG_FS=y")
+FAIL_NTH_STEP_S = 3.0       # time allowed per fail-nth step (a bind or unbind under TCG)
+
+
+def check_fail_nth(art: kernel.Artifacts) -> None:
+    """--fail-nth needs fault injection in the kernel: say so before booting."""
+    config = art.config.read_text().splitlines() if art.config.is_file() else []
+    missing = [o.split("=")[0] for o in FAIL_NTH_NEEDS if o not in config]
+    if missing:
+        raise errors.InputError(f"--fail-nth needs a kernel with {', '.join(missing)}; "
+                                f"{art.key} has not (use --profile full)", path=str(art.config))
+
+
 def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     """One boot with the cameras flooding and the agent driving uvcvideo.
 
-    The guest is stopped as soon as a camera dies (its run cannot count).
-    Writes result.json in the run folder; never raises for a guest or
-    camera failure (the FloodRun says what happened).
+    Then, when asked, fail-nth on uvcvideo's probe/disconnect; then, on a
+    kernel with kmemleak, its scan (the init does both).  The guest is
+    stopped as soon as a camera dies (its run cannot count).  Writes
+    result.json in the run folder; never raises for a guest or camera
+    failure (the FloodRun says what happened).
     """
     f, run_dir = job.flood, job.run_dir
-    cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent", agent_args=agent_args(f))
+    cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent", agent_args=agent_args(f),
+                              fail_nth_driver="uvcvideo" if f.fail_nth else "",
+                              **({"fail_nth_paths": f.fail_nth} if f.fail_nth else {}),
+                              fail_nth_max=f.fail_nth_max)
+    extra_time = 0.0
+    if f.fail_nth:
+        check_fail_nth(job.build.artifacts)
+        extra_time = FAIL_NTH_STEP_S * f.fail_nth_max * len(f.fail_nth)
     spec = camera.CameraSpec(f.flood, f.duration + 5, f.seed, f.hotplug)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -265,7 +289,8 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                     if dead else "")
 
         result = boot(BootJob(job.build, run_dir, cfg, job.boot, job.command,
-                              tuple(cams.qemu_args()), timeout=f.duration + job.boot.timeout,
+                              tuple(cams.qemu_args()),
+                              timeout=f.duration + job.boot.timeout + extra_time,
                               data_log=data_log),
                       progress, on_retry=cams.restart, stop_when=camera_gone, on_output=on_output)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -274,6 +299,8 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     agent = (agentresult.agent_result(data_log.read_text(errors="replace"))
              if data_log.is_file() else None) \
         or agentresult.agent_result(result.console.read_text(errors="replace"))
+    console = result.console.read_text(errors="replace") if result.console.is_file() else ""
+    checks = failnth.parse(console) if f.fail_nth or failnth.KMEMLEAK_BEGIN in console else None
     summary = agentresult.summarize(agent, cams.cams, f.duration)
     summary["qemu_cpu_s"] = round(qemu_cpu, 3)
     summary["fake_device_cpu_share"] = (round(summary["fake_device_cpu_s"] / qemu_cpu, 4)
@@ -282,9 +309,13 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                **dict(job.about), "build": job.build.to_json(), "run_dir": str(run_dir),
                "flood": f.flood.__dict__, "duration_s": f.duration, "summary": summary,
                "agent": agent, "cameras": [c.counters for c in cams.cams], **result.to_json(),
-               **insn_profile(job.boot, job.build.artifacts, run_dir, result)}
+               **insn_profile(job.boot, job.build.artifacts, run_dir, result),
+               "fail_nth": list(f.fail_nth), "guest_checks": checks.to_json() if checks else None}
+    if f.fail_nth and checks is not None and result.ok and not crashed and (
+            checks.error or not checks.result_line):
+        payload["ok"] = False
     jsonout.write(run_dir / "result.json", payload)
-    return FloodRun(job.build, result, agent, summary, payload, run_dir, crashed)
+    return FloodRun(job.build, result, agent, summary, payload, run_dir, crashed, checks)
 
 
 def guest_failure(result: qemu.BootResult) -> HarnessError:
@@ -310,6 +341,11 @@ def check_flood(fr: FloodRun) -> None:
     if e is None and fr.agent is None:
         e = errors.GuestError(f"the guest agent printed no result line; console {result.console}",
                               path=str(result.console))
+    ch = fr.checks
+    if e is None and fr.payload.get("fail_nth") and ch is not None and (
+            ch.error or not ch.result_line):
+        e = errors.GuestError(f"fail-nth did not run to its end: {ch.error or ch.result_problem}; "
+                              f"console {result.console}", path=str(result.console))
     if e is not None:
         raise _with_payload(e, fr.payload)
 
