@@ -2,6 +2,7 @@
 #
 #   make run     the main job: the seed case before/after on 6.1 (KERNEL=6.12 for 6.12)
 #   make test    everything CI runs: unit tests, fuzzing, then kernels built and booted
+#   make test-deep  the long integration tests too (6.12 full, the race profile's hunt, fail-nth probe)
 #   make deps    install the Debian packages (as root; otherwise prints the line)
 #   make bench   the figures (bench/*; bench/build without --warm is a cold build)
 
@@ -10,12 +11,12 @@ KERNEL ?= 6.1
 FUZZ_SECONDS ?= 30
 
 .PHONY: all help deps c-tools fake-device agent run test unit unit-python unit-c \
-        integration fuzz bench
+        integration fuzz bench test-deep
 
 all: c-tools
 
 help:
-	@sed -n '3,6p' Makefile
+	@sed -n '3,7p' Makefile
 
 deps:
 	@sh harness/deps.sh
@@ -50,6 +51,11 @@ fuzz: deps
 integration: deps c-tools
 	$(PYTHON) tests/run.py integration
 
+# what `make test` leaves out for CI's time: three more kernels (6.12 full,
+# 6.1 and 6.12 race) and runs of many minutes (tests/integration/test_profiles.py)
+test-deep: deps c-tools
+	DMAHARNESS_DEEP_TESTS=1 $(PYTHON) tests/run.py integration
+
 bench: deps c-tools
 	bench/boot
 	bench/build --warm
@@ -57,3 +63,4 @@ bench: deps c-tools
 	bench/flood
 	bench/run
 	bench/detector
+	bench/profiles
