@@ -120,6 +120,26 @@ class FailNthSetting(unittest.TestCase):
         self.assertEqual(f.fail_nth, ())
 
 
+class FailNthNeedsFaultInjection(unittest.TestCase):
+    def test_refused_before_boot_without_fault_injection(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            art = kernel.Artifacts("6.1-x", Path(tmp))
+            (Path(tmp) / "config").write_text("CONFIG_KASAN=y\nCONFIG_FAULT_INJECTION=y\n")
+            with self.assertRaises(errors.InputError) as cm:
+                pipeline.check_fail_nth(art)
+            self.assertIn("CONFIG_FAILSLAB", cm.exception.message)
+            self.assertIn("--profile full", cm.exception.message)
+            self.assertNotIn("CONFIG_FAULT_INJECTION,", cm.exception.message)
+            (Path(tmp) / "config").write_text("\n".join(pipeline.FAIL_NTH_NEEDS) + "\n")
+            pipeline.check_fail_nth(art)      # the full profile's kernel passes
+
+    def test_full_profile_has_what_fail_nth_needs(self):
+        opts = dict(o for f in profiles.get("full").fragments() for o in f.options)
+        for need in pipeline.FAIL_NTH_NEEDS:
+            name, value = need.split("=")
+            self.assertEqual(opts.get(name), value, name)
+
+
 class Keys(unittest.TestCase):
     def setUp(self):
         for p in (mock.patch.object(kernel, "find_source",
