@@ -269,10 +269,13 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     f, run_dir = job.flood, job.run_dir
     cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent", agent_args=agent_args(f),
                               fail_nth_driver="uvcvideo" if f.fail_nth else "",
-                              **({"fail_nth_paths": f.fail_nth} if f.fail_nth else {}),
+                              fail_nth_paths=f.fail_nth or initramfs.FAIL_NTH_PATHS,
                               fail_nth_max=f.fail_nth_max)
     extra_time = 0.0
     if f.fail_nth:
+        if f.hotplug:
+            raise errors.InputError("--fail-nth and --hotplug both take the camera away from "
+                                    "uvcvideo: give one")
         check_fail_nth(job.build.artifacts)
         extra_time = FAIL_NTH_STEP_S * f.fail_nth_max * len(f.fail_nth)
     spec = camera.CameraSpec(f.flood, f.duration + 5, f.seed, f.hotplug)

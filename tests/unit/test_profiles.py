@@ -133,6 +133,14 @@ class FailNthNeedsFaultInjection(unittest.TestCase):
             (Path(tmp) / "config").write_text("\n".join(pipeline.FAIL_NTH_NEEDS) + "\n")
             pipeline.check_fail_nth(art)      # the full profile's kernel passes
 
+    def test_refused_with_hotplug(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            job = pipeline.FloodJob(mock.Mock(), Path(tmp), settings.BootSettings(),
+                                    settings.FloodSettings(fail_nth=("probe",), hotplug=5.0))
+            with self.assertRaises(errors.InputError) as cm:
+                pipeline.flood_once(job, mock.Mock())
+            self.assertIn("--hotplug", cm.exception.message)
+
     def test_full_profile_has_what_fail_nth_needs(self):
         opts = dict(o for f in profiles.get("full").fragments() for o in f.options)
         for need in pipeline.FAIL_NTH_NEEDS:
