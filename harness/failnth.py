@@ -69,16 +69,13 @@ Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import re
 import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from . import reports
-from .errors import EXIT_INPUT, EXIT_USAGE
+from . import logcli, reports
 from .jsonout import JSON_VERSION
 
 PATHS = ("probe", "disconnect")
@@ -577,38 +574,13 @@ def format_text(res: Result) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python3 -m harness.failnth",
-        description="Read a run's console for fail-nth's steps (what failed, what it left, "
-                    "the reports between its markers) and kmemleak's leaks.",
-        epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.")
-    ap.add_argument("log", help="console log ('-' for stdin)")
-    ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return 0 if e.code == 0 else EXIT_USAGE
-    try:
-        if args.log == "-":
-            text = sys.stdin.read()
-        else:
-            with open(args.log, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-    except OSError as e:
-        print(f"failnth: cannot read {args.log}: {e.strerror or e}", file=sys.stderr)
-        return EXIT_INPUT
-    res = parse(text)
-    try:
-        if args.json:
-            json.dump(res.to_json(), sys.stdout, indent=1)
-            sys.stdout.write("\n")
-        else:
-            sys.stdout.write(format_text(res))
-        sys.stdout.flush()
-    except BrokenPipeError:     # ... | head: quiet, as harness.reports
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    return 0
+    def analyse(text: str, path: str):
+        res = parse(text)
+        return res.to_json(), lambda: format_text(res)
+    return logcli.run(argv, prog="python3 -m harness.failnth", analyse=analyse, indent=1,
+                      description="Read a run's console for fail-nth's steps (what failed, what "
+                                  "it left, the reports between its markers) and kmemleak's leaks.",
+                      log_help="console log")
 
 
 if __name__ == "__main__":

@@ -81,17 +81,14 @@ Exit codes: 0 the log was parsed (whether or not it holds reports),
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import re
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, Iterable, Optional, TypeVar
 
+from . import logcli
 from . import report_rules as rr
-from .errors import EXIT_INPUT, EXIT_USAGE
 from .jsonout import JSON_VERSION
 from .report_titles import NO_FRAMES, describe, is_corrupted
 
@@ -1487,39 +1484,14 @@ def update_golden(path: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(
-        prog="dmaharness reports",
-        description="Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
-                    "found in a console log or saved dmesg, titled as syzkaller titles them.",
-        epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.")
-    ap.add_argument("log", help="console log or dmesg file ('-' for stdin)")
-    ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
-    try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return 0 if e.code == 0 else EXIT_USAGE
-    try:
-        if args.log == "-":
-            text = sys.stdin.read()
-        else:
-            with open(args.log, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-    except OSError as e:
-        print(f"dmaharness reports: cannot read {args.log}: {e.strerror or e}", file=sys.stderr)
-        return EXIT_INPUT
-    reports = parse(text)
-    try:
-        if args.json:
-            json.dump(to_json(reports, args.log), sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            sys.stdout.write(format_text(reports))
-        sys.stdout.flush()
-    except BrokenPipeError:  # dmaharness reports log | head
-        # Python's recipe: point stdout at /dev/null so the exit flush is quiet.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    return 0
+    def analyse(text: str, path: str):
+        reports = parse(text)
+        return to_json(reports, path), lambda: format_text(reports)
+    return logcli.run(argv, prog="dmaharness reports", analyse=analyse,
+                      description="Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
+                                  "found in a console log or saved dmesg, titled as syzkaller "
+                                  "titles them.",
+                      log_help="console log or dmesg file")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,52 @@
+"""The command line of a console-log reader: `dmaharness reports`, `python3 -m harness.failnth`.
+
+One shape for both: a log file (``-`` for stdin) in, text or ``--json``
+out; exit 0 when the log was parsed (whatever it holds), 2 for a usage
+error, 4 when the log cannot be read; a closed stdout (``... | head``) is
+no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable
+
+from .errors import EXIT_INPUT, EXIT_USAGE
+
+
+def run(argv: list[str], *, prog: str, description: str, log_help: str,
+        analyse: Callable[[str, str], tuple[Any, Callable[[], str]]], indent: int = 2) -> int:
+    """``analyse(text, path)`` returns (the JSON object, a function giving the text)."""
+    ap = argparse.ArgumentParser(
+        prog=prog, description=description,
+        epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.")
+    ap.add_argument("log", help=log_help + " ('-' for stdin)")
+    ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return 0 if e.code == 0 else EXIT_USAGE
+    try:
+        if args.log == "-":
+            text = sys.stdin.read()
+        else:
+            with open(args.log, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+    except OSError as e:
+        print(f"{prog}: cannot read {args.log}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_INPUT
+    obj, text_of = analyse(text, args.log)
+    try:
+        if args.json:
+            json.dump(obj, sys.stdout, indent=indent)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(text_of())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
