@@ -15,6 +15,8 @@
  *   failnth_sys.c      the kernel side of fn_ops: debugfs knobs, the
  *                      driver's sysfs folder, the forked task of each write
  *   failnth_result.c   the step markers and the result line
+ * and, shared with the agent, json.c, timing.c and io.c (write_all,
+ * parse_uint).
  * tests/test_failnth.c runs the paths against a modelled driver.
  *
  * Output on stdout (the init sends it to /dev/console), one write a line:

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "failnth.h"
+#include "io.h"
 #include "failnth_options.h"
 
 const char *const fn_path_names[FN_NPATHS] = { "probe", "disconnect" };
@@ -70,22 +71,6 @@ void fn_options_default(struct fn_options *o)
 	o->settle_ms = 200;
 	o->step_timeout_s = 120.0;
 	o->root = "";
-}
-
-static int parse_uint(const char *s, unsigned int lo, unsigned int hi,
-		      unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
 }
 
 int fn_parse_paths(const char *s, struct fn_options *o, char *err, size_t errlen)

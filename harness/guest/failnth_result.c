@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "failnth_names.h"
+#include "io.h"
 #include "failnth_result.h"
 
 void fn_fmt(char *out, size_t len, const char *fmt, ...)
@@ -16,22 +17,6 @@ void fn_fmt(char *out, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(out, len, fmt, ap);
 	va_end(ap);
-}
-
-int fn_write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t r = write(fd, s, n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		s += r;
-		n -= (size_t)r;
-	}
-	return 0;
 }
 
 static size_t clamp(int k, size_t len)
@@ -136,9 +121,9 @@ int fn_emit_result(int fd, const struct fn_state *s)
 	fn_result_json(&w, s);
 	jw_raw(&w, "\n", 1);
 	if (w.failed || w.depth != 0)
-		ret = fn_write_all(fd, oom, sizeof(oom) - 1);
+		ret = write_all(fd, oom, sizeof(oom) - 1);
 	else
-		ret = fn_write_all(fd, w.buf, w.len);
+		ret = write_all(fd, w.buf, w.len);
 	jw_free(&w);
 	return ret;
 }

@@ -44,7 +44,5 @@ int fn_emit_result(int fd, const struct fn_state *s);
 /* snprintf for messages where a cut is fine (no truncation warning). */
 void fn_fmt(char *out, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* write() all of s, retrying on EINTR and short writes. */
-int fn_write_all(int fd, const char *s, size_t n);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "failnth_names.h"
+#include "io.h"
 #include "failnth_result.h"
 #include "failnth_steps.h"
 
@@ -86,7 +87,7 @@ static int put_state(const struct fn_state *s, const struct fn_ops *ops,
 
 static void print_line(const struct fn_ops *ops, const char *line, size_t n)
 {
-	(void)fn_write_all(ops->out_fd, line, n);
+	(void)write_all(ops->out_fd, line, n);
 }
 
 int fn_run_path(struct fn_state *s, const struct fn_ops *ops, enum fn_path p)

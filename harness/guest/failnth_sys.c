@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "failnth_names.h"
+#include "io.h"
 #include "failnth_result.h"
 #include "failnth_sys.h"
 #include "timing.h"
@@ -41,7 +42,7 @@ static int write_file(const char *path, const char *value)
 
 	if (fd < 0)
 		return -1;
-	if (fn_write_all(fd, value, strlen(value)) < 0)
+	if (write_all(fd, value, strlen(value)) < 0)
 		ret = -1;
 	if (close(fd) < 0 && ret == 0)
 		ret = -1;
@@ -194,7 +195,7 @@ static void child(const struct fn_sys *y, const char *attr, const char *intf,
 			goto report;
 		}
 		nlen = (size_t)snprintf(nbuf, sizeof(nbuf), "%u", n);
-		(void)fn_write_all(y->out_fd, line,
+		(void)write_all(y->out_fd, line,
 				   fn_format_begin(line, sizeof(line), p, n, getpid()));
 		errno = 0;
 		if (pwrite(ff, nbuf, nlen, 0) != (ssize_t)nlen) {
@@ -219,7 +220,7 @@ static void child(const struct fn_sys *y, const char *attr, const char *intf,
 	}
 	m.stage = STAGE_DONE;
 report:
-	(void)fn_write_all(wfd, (const char *)&m, sizeof(m));
+	(void)write_all(wfd, (const char *)&m, sizeof(m));
 	_exit(0);
 }
 

@@ -27,6 +27,7 @@
  *   timing.c    clock, ppoll with a timeout, rate scheduling (ticker)
  *   result.c    the result line and the --live records (fields: result.h)
  *   json.c      the JSON writer
+ *   io.c        write_all, parse_uint (shared with dmaharness-failnth)
  * tests/ links all of them but main.c with a simulated uvcvideo camera.
  */
 #include <errno.h>

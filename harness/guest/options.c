@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "agent.h"
+#include "io.h"
 #include "options.h"
 
 const char usage_text[] =
@@ -109,22 +110,6 @@ static int parse_hz(const char *s, double *out)
 	if (!(v >= 0.0) || v > MAX_HZ)
 		return -1;
 	*out = v;
-	return 0;
-}
-
-static int parse_uint(const char *s, unsigned int lo, unsigned int hi,
-		      unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = (unsigned int)v;
 	return 0;
 }
 

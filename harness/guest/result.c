@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "io.h"
 #include "camera.h"
 #include "json.h"
 #include "result.h"
@@ -219,22 +220,6 @@ void json_build(struct jw *w, const struct agent *a, int exit_code,
 		jw_obj_end(w);
 	}
 	jw_obj_end(w);
-}
-
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t r = write(fd, s, n);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		s += r;
-		n -= (size_t)r;
-	}
-	return 0;
 }
 
 /* Print the result line (one write, to keep it in one piece). */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "failnth.h"
+#include "io.h"
 #include "failnth_names.h"
 #include "failnth_options.h"
 #include "failnth_result.h"
@@ -197,7 +198,7 @@ static int model_write(void *ctx, const char *attr, const char *intf,
 		char line[256];
 
 		m->faulted_writes++;
-		(void)fn_write_all(m->out_fd, line,
+		(void)write_all(m->out_fd, line,
 				   fn_format_begin(line, sizeof(line), p, n, w->pid));
 	}
 	if (n > 0 && n == m->hang_n) {
