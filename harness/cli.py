@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import bisect, bisectjob, cache, caserun, diff, errors, initramfs, jsonout, \
-    paths, pipeline, pointing, proc, profiles, reports, settings
+    failnth, paths, pipeline, pointing, proc, profiles, reports, settings
 from .errors import HarnessError
 from .pipeline import VariantSpec
 from .progress import Progress, fmt_duration
@@ -145,7 +145,7 @@ def flood_group(p, *, title: str = "flood (run settings)"):
                 "phys_hz": "HZ", "cameras": "N", "hotplug": "S", "seed": "N", "agent_args": "ARGS"}
     for name, metavar in metavars.items():
         _setting(g, name, metavar=metavar)
-    _setting(g, "fail_nth", metavar="PATHS", nargs="?", const=settings.FAIL_NTH_PATHS,
+    _setting(g, "fail_nth", metavar="PATHS", nargs="?", const=failnth.PATHS,
              default_shown="off; without PATHS: probe,disconnect")
     _setting(g, "fail_nth_max", metavar="N")
     g.add_argument("--case", type=Path, metavar="DIR|case.toml",

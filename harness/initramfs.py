@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths, proc
+from . import failnth, paths, proc
 from .errors import BuildError, EnvError, InputError
 from .kernel import Artifacts
 
@@ -29,7 +29,6 @@ AGENT = paths.GUEST / "build" / "dmaharness-agent"
 FAILNTH = paths.GUEST / "build" / "dmaharness-failnth"
 FORMAT = 1
 
-FAIL_NTH_PATHS = ("probe", "disconnect")
 KMEMLEAK_MODES = ("auto", "off")
 
 
@@ -58,7 +57,7 @@ class RunConfig:
     settle: float = 0
     kmemleak: str = "auto"          # auto | off
     fail_nth_driver: str = ""
-    fail_nth_paths: tuple[str, ...] = FAIL_NTH_PATHS
+    fail_nth_paths: tuple[str, ...] = failnth.PATHS
     fail_nth_max: int = 500
 
     def __post_init__(self) -> None:
@@ -70,7 +69,7 @@ class RunConfig:
             return      # the fail-nth settings are not used
         if "/" in d or d in (".", "..") or len(d) >= 64 or any(c.isspace() for c in d):
             raise InputError(f"{d!r} is not a USB driver name")
-        bad = [p for p in self.fail_nth_paths if p not in FAIL_NTH_PATHS]
+        bad = [p for p in self.fail_nth_paths if p not in failnth.PATHS]
         if bad or not self.fail_nth_paths or len(set(self.fail_nth_paths)) != len(self.fail_nth_paths):
             raise InputError(f"fail-nth paths must be probe, disconnect or both (each once), "
                              f"not {' '.join(self.fail_nth_paths) or 'none'}")

@@ -269,7 +269,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     f, run_dir = job.flood, job.run_dir
     cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent", agent_args=agent_args(f),
                               fail_nth_driver="uvcvideo" if f.fail_nth else "",
-                              fail_nth_paths=f.fail_nth or initramfs.FAIL_NTH_PATHS,
+                              fail_nth_paths=f.fail_nth or failnth.PATHS,
                               fail_nth_max=f.fail_nth_max)
     extra_time = 0.0
     if f.fail_nth:

@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Mapping
 
-from . import profiles
+from . import failnth, profiles
 from .camera import Flood
 from .errors import InputError
 
@@ -137,9 +137,6 @@ def _words(v: Any) -> tuple[str, ...]:
         raise InputError(f"cannot split {v!r}: {e}") from None
 
 
-FAIL_NTH_PATHS = ("probe", "disconnect")
-
-
 def _fail_paths(v: Any) -> tuple[str, ...]:
     """`probe,disconnect`, `probe`, `none` (or a list of them) -> the paths, in order."""
     words = v if isinstance(v, (list, tuple)) else [w for w in _string(v).split(",") if w.strip()]
@@ -148,10 +145,10 @@ def _fail_paths(v: Any) -> tuple[str, ...]:
         w = _string(w).strip()
         if w == "none":
             continue
-        if w not in FAIL_NTH_PATHS:
+        if w not in failnth.PATHS:
             raise InputError(f"{w!r} is not a fail-nth path (probe, disconnect, none)")
         out.append(w)
-    return tuple(p for p in FAIL_NTH_PATHS if p in out)
+    return tuple(p for p in failnth.PATHS if p in out)
 
 
 def _accel(v: Any) -> str:

@@ -135,7 +135,6 @@ int fn_parse_args(int argc, char **argv, struct fn_options *o,
 		const char *arg = argv[i];
 		const char *val = NULL;
 		char name[32];
-		const char *eq;
 		bool known = false;
 		size_t k;
 
@@ -147,16 +146,10 @@ int fn_parse_args(int argc, char **argv, struct fn_options *o,
 			snprintf(err, errlen, "unexpected argument '%s'", arg);
 			return -1;
 		}
-		eq = strchr(arg, '=');
-		k = eq ? (size_t)(eq - arg) : strlen(arg);
-		if (k >= sizeof(name)) {
+		if (split_option(arg, name, sizeof(name), &val) < 0) {
 			snprintf(err, errlen, "unknown option '%.40s' (see --help)", arg);
 			return -1;
 		}
-		memcpy(name, arg, k);
-		name[k] = '\0';
-		if (eq)
-			val = eq + 1;
 		for (k = 0; k < sizeof(valued) / sizeof(valued[0]); k++)
 			if (strcmp(name, valued[k]) == 0)
 				known = true;

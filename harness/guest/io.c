@@ -2,6 +2,7 @@
 /* Helpers shared by the guest tools (see io.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -19,6 +20,19 @@ int write_all(int fd, const char *s, size_t n)
 		s += r;
 		n -= (size_t)r;
 	}
+	return 0;
+}
+
+int split_option(const char *arg, char *name, size_t namelen, const char **val)
+{
+	const char *eq = strchr(arg, '=');
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+
+	if (n >= namelen)
+		return -1;
+	memcpy(name, arg, n);
+	name[n] = '\0';
+	*val = eq ? eq + 1 : NULL;
 	return 0;
 }
 

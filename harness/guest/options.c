@@ -127,7 +127,6 @@ int parse_args(int argc, char **argv, struct options *o,
 		const char *arg = argv[i];
 		const char *val = NULL;
 		char name[32];
-		const char *eq;
 		bool flag;
 
 		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
@@ -138,23 +137,9 @@ int parse_args(int argc, char **argv, struct options *o,
 			snprintf(err, errlen, "unexpected argument '%s'", arg);
 			return -1;
 		}
-		eq = strchr(arg, '=');
-		if (eq) {
-			size_t n = (size_t)(eq - arg);
-
-			if (n >= sizeof(name)) {
-				snprintf(err, errlen, "unknown option '%s'", arg);
-				return -1;
-			}
-			memcpy(name, arg, n);
-			name[n] = '\0';
-			val = eq + 1;
-		} else {
-			snprintf(name, sizeof(name), "%s", arg);
-			if (strlen(arg) >= sizeof(name)) {
-				snprintf(err, errlen, "unknown option '%s'", arg);
-				return -1;
-			}
+		if (split_option(arg, name, sizeof(name), &val) < 0) {
+			snprintf(err, errlen, "unknown option '%s'", arg);
+			return -1;
 		}
 
 		flag = strcmp(name, "--series") == 0 ||
