@@ -486,6 +486,49 @@ _DMA_EXTRA_PREFIXES = (
     "dummy_", "vhci_",
 )
 
+# Transport layers that map a buffer on a driver's behalf: the virtio ring,
+# the USB core's message helpers, the SCSI midlayer and libata, the block
+# layer's mapping helpers.  A DMA-API or detector report (and a sweep site,
+# harness.sweep) names the driver that handed them the buffer, as
+# syzkaller's titles skip the allocator, so that every virtio or USB driver
+# gets its own title rather than one `... in vring_map_one_sg`.  Exact
+# names, or prefixes ending in '_'.
+TRANSPORT_FRAMES = (
+    # virtio ring (drivers/virtio/virtio_ring.c)
+    "vring_", "virtqueue_", "detach_buf_split", "detach_buf_packed",
+    # USB core (drivers/usb/core/message.c, urb.c)
+    "usb_submit_urb", "usb_start_wait_urb", "usb_internal_control_msg", "usb_control_msg",
+    "usb_control_msg_send", "usb_control_msg_recv", "usb_bulk_msg", "usb_interrupt_msg",
+    "usb_sg_init", "usb_sg_wait", "usb_get_descriptor", "usb_get_string", "usb_string_sub",
+    # SCSI midlayer and libata
+    "scsi_dma_map", "scsi_queue_rq", "scsi_dispatch_cmd", "scsi_execute_cmd", "__scsi_execute",
+    "scsi_execute_req", "scsi_alloc_sgtables", "scsi_init_io", "ata_qc_issue", "ata_sg_setup",
+    "ata_exec_internal", "ata_exec_internal_sg", "ata_scsi_translate", "ata_scsi_queuecmd",
+    "__ata_scsi_queuecmd",
+    # block layer
+    "blk_rq_map_sg", "__blk_rq_map_sg", "blk_mq_", "__blk_mq_", "blk_execute_rq",
+    "blk_rq_map_kern", "submit_bio", "__submit_bio", "submit_bio_noacct",
+    # page pools map pages for network drivers
+    "page_pool_", "__page_pool_",
+)
+_TRANSPORT_EXACT = frozenset(f for f in TRANSPORT_FRAMES if not f.endswith("_"))
+_TRANSPORT_PREFIXES = tuple(f for f in TRANSPORT_FRAMES if f.endswith("_"))
+
+
+def is_transport(name: str) -> bool:
+    """Is this frame a transport layer mapping a driver's buffer (TRANSPORT_FRAMES)?"""
+    return name in _TRANSPORT_EXACT or name.startswith(_TRANSPORT_PREFIXES)
+
+
+def dma_site_frame(frames: Iterable[str]) -> Optional[str]:
+    """The driver function of a mapping's stack: the first frame that is
+    neither reporting machinery, a host-controller driver nor a transport."""
+    for f in frames:
+        if is_machinery(f) or f.startswith(_DMA_EXTRA_PREFIXES) or is_transport(f):
+            continue
+        return f
+    return None
+
 _skip_cache: dict[str, bool] = {}
 
 
@@ -501,11 +544,14 @@ def is_machinery(name: str) -> bool:
     return r
 
 
-def _first_unskipped(frames: Iterable[str], extra: tuple[str, ...] = ()) -> Optional[str]:
+def _first_unskipped(frames: Iterable[str], extra: tuple[str, ...] = (),
+                     transport: bool = False) -> Optional[str]:
     for f in frames:
         if is_machinery(f):
             continue
         if extra and f.startswith(extra):
+            continue
+        if transport and is_transport(f):
             continue
         return f
     return None
@@ -834,13 +880,14 @@ def _memo(key: tuple, compute: Callable[[], T]) -> T:
 
 def _our_title(b: _Builder, stack: list[str]) -> tuple[str, Optional[str]]:
     """Title and function of our own rows (DMA-API, detector, dma-owned)."""
-    extra = _DMA_EXTRA_PREFIXES if b.message is not None else ()
+    dma = b.message is not None
+    extra = _DMA_EXTRA_PREFIXES if dma else ()
     cands = ([b.header_func] if b.header_func else []) + stack
-    guilty = _first_unskipped(cands, extra)
+    guilty = _first_unskipped(cands, extra, transport=dma)
     if guilty is None:
         for name, fr, _ in b.sections:
             if name == "Mapped at":
-                guilty = _first_unskipped(fr, extra)
+                guilty = _first_unskipped(fr, extra, transport=dma)
                 break
     if guilty is None and cands:
         guilty = cands[0]  # everything was machinery: the first frame we have
