@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import bisect, bisectjob, cache, caserun, diff, errors, initramfs, jsonout, \
-    failnth, paths, pipeline, pointing, proc, profiles, reports, settings
+    failnth, paths, pipeline, pointing, proc, profiles, reports, settings, sweep, sweephtml, \
+    sweeptable
 from .errors import HarnessError
 from .pipeline import VariantSpec
 from .progress import Progress, fmt_duration
@@ -345,6 +346,31 @@ def cmd_profiles(a) -> int:
     return errors.EXIT_OK
 
 
+def cmd_sweep(a) -> int:
+    prog = Progress(quiet=a.quiet)
+    base = sweeptable.load_sites(a.baseline) if a.baseline else None
+    devices = tuple(d for part in a.devices for d in part.split(",") if d)
+    b = settings.resolve(flags(a), boot=settings.BootSettings(timeout=300.0, smp=1))[0]
+    res = sweep.sweep(sweep.SweepRequest(variant_spec(a, series_=False), b, devices,
+                                         a.catalogue, a.parallel, a.run_dir), prog)
+    payload = res.to_json()
+    text = sweeptable.format_text(res.table, res.runs)
+    code = errors.EXIT_OK if res.ok else errors.EXIT_VERDICT
+    if base is not None:
+        d = sweeptable.diff(base, payload["sites"])
+        payload["baseline"] = {"file": str(a.baseline), **d.to_json()}
+        text += f"\nagainst {a.baseline}:\n" + d.format_text()
+        code = errors.EXIT_VERDICT if d.differs else code
+    html = res.run_dir / "sweep.html"
+    payload["html"] = str(html)
+    sweephtml.write(html, payload)
+    text += (f"\n  json     {res.run_dir / 'sweep.json'}\n  html     {html}"
+             f"\n  logs     {res.run_dir}/<device>/console.log")
+    jsonout.write(res.run_dir / "sweep.json", payload)
+    _emit(a, payload, text)
+    return code
+
+
 # --- the parser --------------------------------------------------------------------------
 
 def _command(sub, name: str, func, help_text: str, description: str, **variant) -> argparse.ArgumentParser:
@@ -448,6 +474,33 @@ def parser() -> argparse.ArgumentParser:
                    help="accepted chance that a good verdict misses a bad kernel (0.05)")
     boot_group(bs, timeout_help="seconds allowed beyond --duration")
     flood_group(bs)
+
+    sw = _command(
+        sub, "sweep", cmd_sweep, "boot every QEMU device model of the catalogue; list the "
+        "DMA sharing sites",
+        "Survey a stock kernel (the detector series only): build it with the drivers of "
+        "kconfig-fragments/sweep/catalogue.toml, boot it once without a device and once per "
+        "device model (virtio with the DMA API forced, storage, NICs in pairs, sound, USB), "
+        "run each device's workload (real I/O) and fold every detector report into sites: "
+        "one row per driver function and buffer that shares a cache line with other data of "
+        "its object, with the devices that reached it, whether a CPU access to the "
+        "device-owned bytes was seen (KASAN: dma-owned), the structure layout and the console "
+        "evidence. Devices whose model this QEMU lacks or whose driver this kernel cannot "
+        "build are listed as skipped, with the reason. Exit 0, or 1 when a boot failed or "
+        "(with --baseline) the sites differ from the baseline's.", series=False)
+    g = sw.add_argument_group("sweep")
+    g.add_argument("--devices", action="append", default=[], metavar="LIST",
+                   help="comma-separated device names or classes (virtio, storage, network, "
+                        "sound, usb, misc) of the catalogue (default: all; repeatable)")
+    g.add_argument("--catalogue", type=Path, metavar="FILE",
+                   help="another device catalogue (default kconfig-fragments/sweep/catalogue.toml)")
+    g.add_argument("--baseline", type=Path, metavar="FILE",
+                   help="an earlier sweep's sweep.json (or --json output): list new, gone and "
+                        "unchanged sites; exit 1 when they differ, as diff(1)")
+    g.add_argument("--parallel", type=int, default=0,
+                   help="guests booted at once (default: one per core)")
+    boot_group(sw, timeout_help="seconds a boot may take before its workload", timeout=300,
+               smp=1)
 
     cp = sub.add_parser(
         "cache", help="what the cache folder holds; prune work trees and old runs",

@@ -7,6 +7,7 @@ them under TCG; they assert what the console shows.
 import json
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -334,11 +335,10 @@ class SeedCase(unittest.TestCase):
         self.browser_renders(Path(out["html"]))
 
     def browser_renders(self, html: Path):
-        """The report as a browser sees it (when Chromium is installed)."""
-        import shutil
+        """The report as a browser sees it (make deps installs Chromium: never skipped)."""
         exe = shutil.which("chromium") or shutil.which("chromium-browser")
         if exe is None:
-            return
+            self.fail("chromium is not installed: run `make deps`")
         with tempfile.TemporaryDirectory() as d:
             r = subprocess.run([exe, "--headless=new", "--no-sandbox", "--disable-gpu",
                                 f"--user-data-dir={d}", "--dump-dom", html.as_uri()],
