@@ -106,11 +106,14 @@ class Profiles:
         """The race profile finds the race fixture within 10 minutes of runs;
         the stock kernel under as many runs shows nothing the fixture's runs
         are judged by."""
-        want = re.compile(r"^WARNING in uvc_(status_start|ctrl_status_event_work|v4l2_open)$")
+        want = re.compile(r"^WARNING in uvc_(status_start|ctrl_status_event_work|v4l2_open)"
+                          r"(/usb_submit_urb)?$")
         t0, found, runs = time.monotonic(), [], 0
         while time.monotonic() - t0 < budget and not found:
+            # once the URB is orphaned, every later submission of it warns
+            # (DMA-API EEXIST): the guest may be too busy printing to end cleanly
             _, _, titles = self.flood("--seed", str(runs + 1), *series(self.version, "race"),
-                                      profile="race", duration="30s")
+                                      profile="race", duration="30s", expect_ok=False)
             runs += 1
             found = [t for t in titles if want.match(t)]
         self.assertTrue(found, f"race fixture not found in {runs} runs "
