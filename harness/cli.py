@@ -352,8 +352,15 @@ def cmd_sweep(a) -> int:
     devices = tuple(d for part in a.devices for d in part.split(",") if d)
     b = settings.resolve(flags(a), boot=settings.BootSettings(timeout=300.0, smp=1))[0]
     res = sweep.sweep(sweep.SweepRequest(variant_spec(a, series_=False), b, devices,
-                                         a.catalogue, a.parallel, a.run_dir), prog)
+                                         a.catalogue, a.parallel, a.run_dir,
+                                         plan_only=a.list), prog)
     payload = res.to_json()
+    if a.list:
+        lines = [f"{res.build.artifacts.key}: {len(res.runs)} device(s)"]
+        lines += [f"  {r.state:8} {r.device:<20} {r.klass:<8} {r.reason}".rstrip()
+                  for r in res.runs]
+        _emit(a, payload, "\n".join(lines))
+        return errors.EXIT_OK
     text = sweeptable.format_text(res.table, res.runs)
     code = errors.EXIT_OK if res.ok else errors.EXIT_VERDICT
     if base is not None:
@@ -499,6 +506,9 @@ def parser() -> argparse.ArgumentParser:
                         "unchanged sites; exit 1 when they differ, as diff(1)")
     g.add_argument("--parallel", type=int, default=0,
                    help="guests booted at once (default: one per core)")
+    g.add_argument("--list", action="store_true",
+                   help="build the sweep kernel (cached) and list what would run and what is "
+                        "skipped, and why; boot nothing")
     boot_group(sw, timeout_help="seconds a boot may take before its workload", timeout=300,
                smp=1)
 

@@ -46,6 +46,7 @@ class SweepRequest:
     parallel: int = 0                   # guests at once; 0 = one per core
     run_dir: Optional[Path] = None
     baseline: bool = True               # boot once without a device first
+    plan_only: bool = False             # build and plan, boot nothing (--list)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class DeviceRun:
     """One device's boot (or why it had none)."""
     device: str
     klass: str
-    state: str                          # ran | failed | skipped
+    state: str                          # ran | failed | skipped | planned (--list)
     reason: str = ""                    # skipped/failed: why
     run_dir: Optional[Path] = None
     console: Optional[Path] = None
@@ -225,6 +226,10 @@ def sweep(req: SweepRequest, progress: Progress) -> SweepResult:
     run_dir.mkdir(parents=True, exist_ok=True)
     for s in skipped:
         progress.note(f"[sweep] skip {s.device}: {s.reason}")
+    if req.plan_only:
+        runs = [DeviceRun(d.name, d.klass, "planned") for d in to_run] + skipped
+        return SweepResult(t, build, run_dir, runs, sweeptable.Table([], {}),
+                           time.monotonic() - t0)
     jobs: list[tuple[str, str, list[Device]]] = []
     if req.baseline:
         jobs.append((BOOT_DEVICE, "boot", []))
