@@ -2,7 +2,7 @@
 
 A sweep builds one kernel per version and profile: the detector series
 only (no case), the profile's fragments, ``kconfig-fragments/sweep/
-base.config`` (the subsystems) and a fragment generated from the
+subsystems.config`` (what the drivers sit on) and a fragment generated from the
 catalogue's driver symbols that this tree has (``<cache>/sweep/``).  It
 boots it once with no device (what the kernel reports by itself) and
 once per device of the catalogue (harness.catalogue), runs the device's
@@ -32,7 +32,7 @@ from .pipeline import Target, VariantSpec
 from .progress import Progress
 from .settings import BootSettings
 
-BASE_FRAGMENT = paths.FRAGMENTS / "sweep" / "base.config"
+BASE_FRAGMENT = paths.FRAGMENTS / "sweep" / "subsystems.config"
 BOOT_DEVICE = "(boot)"          # the boot without a device: what the kernel reports alone
 WORKLOAD_TIMEOUT = 240.0        # seconds a device's boot may take beyond the boot itself
 
