@@ -1122,6 +1122,11 @@ class _Parser:
         """A "DMA-API: drv dev: message" line: dma-debug's or the detector's."""
         m = _DMA_DEV_RE.match(body)
         msg = m.group(3) if m else body[9:]
+        if (cur is not None and cur.rule is _DMA_OWNED and not cur.tail
+                and msg.startswith("the device owns this byte")):
+            # The detector describes the owning mapping inside KASAN's report.
+            self.feed(cur, body, lineno)
+            return
         if (cur is not None and not cur.tail and cur.message is None and cur.warn_header
                 and len(cur.raw) <= 3):
             # The WARNING header came first (__warn printing args after it).
