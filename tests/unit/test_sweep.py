@@ -221,6 +221,17 @@ class Folding(unittest.TestCase):
         self.assertFalse([s for s in t.sites[1:] if s.owned])
         self.assertIn("DMA-OWNED ACCESS", sweeptable.format_text(t, details=False).splitlines()[0])
 
+    def test_dma_owned_report_with_a_device_name_marks_its_site(self):
+        log = KUNIT_LOG.with_name("real-6.12-sweep-virtio-rng.log")
+        t = sweeptable.fold([NS(device="virtio-rng", console=log)])
+        owned = [s for s in t.sites if s.owned]
+        self.assertEqual(len(owned), 1, [s.key for s in t.sites])
+        s = owned[0]
+        self.assertEqual((s.frame, s.facts.cache, s.facts.offset, s.facts.length),
+                         ("request_entropy", "kmalloc-512", 272, 64))
+        self.assertEqual(s.owned, ["KASAN: dma-owned Read in virtio_read"])
+        self.assertFalse([x for x in t.other if "owns this byte" in x], t.other)
+
     def test_overflow_is_its_own_rule(self):
         t = sweeptable.fold(_runs("a"))
         self.assertTrue([s for s in t.sites if s.rule == "overflow"])
