@@ -277,6 +277,19 @@ def guest_script(helpers: str, instances: Sequence[Instance]) -> str:
 
 
 _END_RE = re.compile(re.escape(END) + r" (\S+) status=(\d+)")
+FAIL = "DMAHARNESS-SWEEP FAIL"
+
+
+def workload_failure(console: str, name: str) -> str:
+    """What a device's workload said when it gave up (the helpers' sweep_fail
+    prints a FAIL line between its markers), or ''."""
+    begin = console.find(f"{BEGIN} {name}")
+    if begin < 0:
+        return ""
+    end = console.find(f"{END} {name} ", begin)
+    part = console[begin:end if end > 0 else len(console)]
+    fails = [line.split(FAIL, 1)[1].strip() for line in part.splitlines() if FAIL in line]
+    return "; ".join(fails)
 
 
 def workload_status(console: str) -> dict[str, int]:

@@ -206,7 +206,8 @@ def _one(build: kernel.BuildResult, cat: Catalogue, devices: Sequence[Device], n
     elif devices and status is None:
         state, why = "failed", "the workload never finished (no end marker)"
     elif status:
-        why = f"workload exited {status} (console {res.console})"
+        said = catalogue.workload_failure(console, name)
+        why = f"workload exited {status}" + (f": {said}" if said else f" (console {res.console})")
         state = "failed"
     return DeviceRun(name, klass, state, why, folder, res.console, res.outcome, status,
                      time.monotonic() - t0, titles)

@@ -135,6 +135,10 @@ class Placement(unittest.TestCase):
         console = (f"[ 1.0] {catalogue.BEGIN} virtio-blk\n[ 2.0] {catalogue.END} virtio-blk "
                    f"status=0\n[ 3.0] {catalogue.END} e1000 status=1\n")
         self.assertEqual(catalogue.workload_status(console), {"virtio-blk": 0, "e1000": 1})
+        failed = (f"{catalogue.BEGIN} nvme\n{catalogue.FAIL} no nvme disk\n{catalogue.END} nvme "
+                  f"status=1\n{catalogue.BEGIN} ahci\n{catalogue.FAIL} other\n")
+        self.assertEqual(catalogue.workload_failure(failed, "nvme"), "no nvme disk")
+        self.assertEqual(catalogue.workload_failure(failed, "e1000"), "")
 
     def test_guest_script_runs_in_sh(self):
         """The script itself: a failing workload's status is the boot's, the
