@@ -29,6 +29,7 @@ from .paths import FRAGMENTS
 
 FORMAT = 1
 PATH = FRAGMENTS / "sweep" / "catalogue.toml"
+SUBSYSTEMS = "subsystems.config"     # default fragment of a catalogue, next to it
 CLASSES = ("virtio", "storage", "network", "sound", "usb", "misc")
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -73,6 +74,7 @@ class Catalogue:
     path: Path
     helpers: str
     devices: tuple[Device, ...]
+    subsystems: Path                  # the fragment the drivers sit on (built in)
 
     def by_name(self) -> dict[str, Device]:
         return {d.name: d for d in self.devices}
@@ -192,7 +194,7 @@ def parse(text: str, path: Path) -> Catalogue:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: {e}", path=str(path)) from None
-    unknown = sorted(set(data) - {"version", "helpers", "device"})
+    unknown = sorted(set(data) - {"version", "helpers", "device", "subsystems"})
     if unknown:
         raise _err(path, "top level", f"unknown key(s) {', '.join(unknown)}")
     if data.get("version") != FORMAT:
@@ -204,8 +206,12 @@ def parse(text: str, path: Path) -> Catalogue:
     devices = data.get("device", {})
     if not isinstance(devices, dict) or not devices:
         raise _err(path, "[device]", "no device entries")
+    sub = data.get("subsystems", SUBSYSTEMS)
+    if not isinstance(sub, str) or not sub.endswith(".config") or "/" in sub:
+        raise _err(path, "top level", "subsystems names a .config file next to the catalogue")
     return Catalogue(path, helpers.get("sh", ""),
-                     tuple(_device(path, n, raw) for n, raw in devices.items()))
+                     tuple(_device(path, n, raw) for n, raw in devices.items()),
+                     Path(path).parent / sub)
 
 
 def load(path: Path | None = None) -> Catalogue:

@@ -1,8 +1,9 @@
 """`dmaharness sweep`: every device model of the catalogue, one boot each.
 
-A sweep builds one kernel per version and profile: the detector series
-only (no case), the profile's fragments, ``kconfig-fragments/sweep/
-subsystems.config`` (what the drivers sit on) and a fragment generated from the
+A sweep builds one kernel per version, profile and catalogue: the
+detector series only (no case), the profile's fragments, the catalogue's
+subsystems fragment (``kconfig-fragments/sweep/subsystems.config``: what
+the drivers sit on) and a fragment generated from the
 catalogue's driver symbols that this tree has (``<cache>/sweep/``).  It
 boots it once with no device (what the kernel reports by itself) and
 once per device of the catalogue (harness.catalogue), runs the device's
@@ -32,7 +33,6 @@ from .pipeline import Target, VariantSpec
 from .progress import Progress
 from .settings import BootSettings
 
-BASE_FRAGMENT = paths.FRAGMENTS / "sweep" / "subsystems.config"
 BOOT_DEVICE = "(boot)"          # the boot without a device: what the kernel reports alone
 WORKLOAD_TIMEOUT = 240.0        # seconds a device's boot may take beyond the boot itself
 
@@ -142,7 +142,10 @@ def sweep_target(spec: VariantSpec, cat: Catalogue, progress: Progress
         tmp = gen.with_suffix(".tmp")
         tmp.write_text(text)
         os.replace(tmp, gen)
-    frags = t.frags + (fragments.parse_fragment(BASE_FRAGMENT), fragments.parse_fragment(gen))
+    if not cat.subsystems.is_file():
+        raise errors.InputError(f"{cat.path}: its subsystems fragment {cat.subsystems} does not "
+                                "exist", path=str(cat.subsystems))
+    frags = t.frags + (fragments.parse_fragment(cat.subsystems), fragments.parse_fragment(gen))
     return replace(t, frags=frags), absent
 
 

@@ -99,6 +99,23 @@ class Catalogue(unittest.TestCase):
         with self.assertRaisesRegex(InputError, "cannot read the device catalogue /nonexistent"):
             catalogue.load(Path("/nonexistent/cat.toml"))
 
+    def test_ci_catalogue_is_the_shipped_entries(self):
+        """The CI sweep (tests/integration/test_sweep.py) boots exactly the
+        shipped entries, with a smaller subsystems fragment of its own."""
+        ci = catalogue.load(ROOT / "tests" / "fixtures" / "sweep" / "ci" / "catalogue.toml")
+        main = catalogue.load()
+        self.assertEqual(ci.helpers, main.helpers)
+        for d in ci.devices:
+            self.assertEqual(d, main.by_name()[d.name])
+        self.assertEqual(ci.subsystems.parent, ci.path.parent)
+        self.assertEqual(main.subsystems, catalogue.PATH.parent / "subsystems.config")
+        self.assertTrue(ci.subsystems.is_file() and main.subsystems.is_file())
+
+    def test_subsystems_key(self):
+        self.assertEqual(parse('subsystems = "small.config"\n' + GOOD).subsystems,
+                         Path("small.config"))
+        self.bad('subsystems = "../x.config"\n' + GOOD, "subsystems names a .config file")
+
     def test_shipped_catalogue_is_valid(self):
         cat = catalogue.load()
         self.assertGreater(len(cat.devices), 10)
