@@ -523,11 +523,8 @@ def is_transport(name: str) -> bool:
 def dma_site_frame(frames: Iterable[str]) -> Optional[str]:
     """The driver function of a mapping's stack: the first frame that is
     neither reporting machinery, a host-controller driver nor a transport."""
-    for f in frames:
-        if is_machinery(f) or f.startswith(_DMA_EXTRA_PREFIXES) or is_transport(f):
-            continue
-        return f
-    return None
+    return _first_unskipped(frames, _DMA_EXTRA_PREFIXES, transport=True)
+
 
 _skip_cache: dict[str, bool] = {}
 
