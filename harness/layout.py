@@ -40,8 +40,13 @@ How:
    no larger than this one) or ``flex`` (the struct ends in a flexible
    array; not when the requested size is known).  A plain buffer fits
    many structures: when several fit equally and none has a member that is
-   exactly the buffer, no layout is guessed and the candidates are listed.  The best class wins; a tie between several structures is
-   reported as ambiguous with the candidates.
+   exactly the buffer, no layout is guessed and the candidates are listed.
+   One element of an array member (``evts[3]`` of ``evts[64]``) counts as
+   exactly the buffer.  The best class wins; within it, a structure
+   declared in the directory of the source file (the driver's own, as
+   pahole's ``-I`` tells) wins over one from a header elsewhere, which
+   every object of the kernel includes; a remaining tie is reported as
+   ambiguous with the candidates.
 4. **Lines.**  Power-of-two kmalloc caches are naturally aligned, so lines
    start at multiples of the line size in object offsets.  For other caches
    the report's ``shared bytes before`` gives the first line's start
@@ -75,7 +80,7 @@ from typing import Mapping, Optional, Sequence
 
 from .jsonout import JSON_VERSION
 from .recompile import RecompileError, compile_with_debug, locate_function
-from .reports import fold, parse
+from .reports import dma_site_frame, fold, parse
 
 DEFAULT_LINE = 128
 
@@ -193,6 +198,7 @@ class Member:
     bit_offset: Optional[int] = None
     bits: Optional[int] = None
     children: list["Member"] = field(default_factory=list)
+    index: Optional[int] = None    # one element of an array member ("event_list[3]")
 
     @property
     def end(self) -> int:
@@ -219,6 +225,7 @@ class Struct:
     name: str
     size: int
     members: list[Member]
+    decl_file: str = ""        # where it is declared, tree-relative ("" unknown)
 
     @property
     def flexible(self) -> bool:
@@ -230,6 +237,19 @@ _PAHOLE_MEMBER = re.compile(
     r"^(?P<decl>.*?);\s*/\*\s*(?P<off>\d+)(?::\s*(?P<bit>\d+))?\s+(?P<size>\d+)\s*\*/\s*$")
 _PAHOLE_START = re.compile(r"^(struct|union) ([A-Za-z_]\w*) \{\s*$")
 _PAHOLE_SIZE = re.compile(r"/\*\s*size:\s*(\d+)")
+# pahole -I: "/* <1b797> ../drivers/virtio/virtio_input.c:12 */" before a struct
+_PAHOLE_DECL = re.compile(r"^/\*\s*<[0-9a-f]+>\s+(\S+?):\d+\s*\*/\s*$")
+
+
+def _tree_path(path: str) -> str:
+    """A DWARF file name made tree-relative: ../drivers/x.c, ./../include/y.h."""
+    while True:
+        for p in ("./", "../"):
+            if path.startswith(p):
+                path = path[len(p):]
+                break
+        else:
+            return path
 _ATTR = re.compile(r"\s*__attribute__\(\(.*?\)\)\)?")
 
 
@@ -256,22 +276,27 @@ def _split_decl(decl: str) -> tuple[str, str, Optional[int]]:
 
 
 def parse_pahole(text: str) -> dict[str, Struct]:
-    """pahole's default output -> name -> Struct (unions too)."""
+    """pahole's output (with or without -I) -> name -> Struct (unions too)."""
     out: dict[str, Struct] = {}
     cur: Optional[Struct] = None
     stack: list[tuple[str, list[Member]]] = []    # nested anonymous blocks
+    decl = ""
     for raw in text.splitlines():
         line = raw.rstrip()
         if cur is None:
             m = _PAHOLE_START.match(line)
             if m:
-                cur = Struct(m.group(1), m.group(2), 0, [])
+                cur = Struct(m.group(1), m.group(2), 0, [], decl)
                 stack = []
+            else:
+                d = _PAHOLE_DECL.match(line)
+                decl = _tree_path(d.group(1)) if d else decl if line.startswith("/*") else ""
             continue
         s = line.strip()
         if line.startswith("}"):
             out.setdefault(cur.name, cur)
             cur = None
+            decl = ""
             continue
         if s.startswith("/*"):
             m = _PAHOLE_SIZE.match(s)
@@ -365,7 +390,7 @@ def _expand(m: Member, structs: Mapping[str, Struct]) -> list[Member]:
         return m.children
     t = m.type.replace("const ", "").replace("volatile ", "").strip()
     mt = re.fullmatch(r"(struct|union) (\w+)", t)
-    if mt and "[" not in m.name:
+    if mt and ("[" not in m.name or m.index is not None):
         inner = structs.get(mt.group(2))
         if inner is not None and inner.size == m.size:
             return [c.shifted(m.offset) for c in inner.members]
@@ -377,6 +402,12 @@ def _path_to(members: Sequence[Member], start: int, end: int,
     """Members, outermost first, down to the deepest one holding [start, end)."""
     for m in members:
         if m.size and m.offset <= start and end <= m.end and m.bits is None:
+            el = _element_holding(m, start, end)
+            if el is not None and depth < 8:
+                # inside one record of an array of records: that record's members
+                inner = _path_to([el], start, end, structs, depth + 1)
+                if inner and len(inner) > 1:
+                    return [m] + inner
             if depth < 8:
                 inner = _path_to(_expand(m, structs), start, end, structs, depth + 1)
                 if inner:
@@ -396,11 +427,52 @@ class Candidate:
     struct: Struct
     fit: str                   # "exact", "bucket" or "flex"
     path: list[Member]         # outermost..innermost member holding the buffer
-    exact_member: bool         # the innermost member is exactly the buffer
+    exact_member: bool         # the innermost member (or one element of it) is the buffer
+    local: bool = False        # declared in the source file's own directory
+    element: Optional[int] = None   # the buffer is this element of the innermost array
 
     @property
-    def rank(self) -> tuple[int, int]:
-        return ({"exact": 0, "bucket": 1, "flex": 2}[self.fit], 0 if self.exact_member else 1)
+    def rank(self) -> tuple[int, int, int]:
+        return ({"exact": 0, "bucket": 1, "flex": 2}[self.fit], 0 if self.exact_member else 1,
+                0 if self.local else 1)
+
+
+def _array_len(name: str) -> Optional[int]:
+    """N of a one-dimensional array member "evts[64]"."""
+    m = re.fullmatch(r"\w+\[(\d+)\]", name)
+    return int(m.group(1)) if m and int(m.group(1)) > 0 else None
+
+
+def _element(m: Member, start: int, end: int) -> Optional[int]:
+    """The index of the array element of `m` that is exactly [start, end)."""
+    n = _array_len(m.name)
+    if n is None or m.size % n or not re.match(r"(struct|union) ", m.type):
+        return None          # a byte of a char[] is no record of its own
+    size = m.size // n
+    if end - start != size or (start - m.offset) % size:
+        return None
+    return (start - m.offset) // size
+
+
+def _element_holding(m: Member, start: int, end: int) -> Optional[Member]:
+    """The element of the array of records `m` that holds [start, end), as a
+    member of its own, when [start, end) is within one element but not all of it."""
+    n = _array_len(m.name)
+    if n is None or m.size % n or m.index is not None \
+            or not re.match(r"(struct|union) \w+$", m.type):
+        return None
+    size = m.size // n
+    i = (start - m.offset) // size
+    lo = m.offset + i * size
+    if end > lo + size or (start, end) == (lo, lo + size):
+        return None
+    return Member(lo, size, m.type, f"{m.name.split('[')[0]}[{i}]", index=i)
+
+
+def _local(s: Struct, source: Optional[str]) -> bool:
+    if not source or not s.decl_file:
+        return False
+    return os.path.dirname(s.decl_file) == os.path.dirname(_tree_path(source))
 
 
 def _pow2_kmalloc(cache: str) -> bool:
@@ -425,7 +497,8 @@ def requested_size(f: DmaFacts, phase: int = 0) -> Optional[int]:
     return None
 
 
-def candidates(structs: Mapping[str, Struct], f: DmaFacts) -> list[Candidate]:
+def candidates(structs: Mapping[str, Struct], f: DmaFacts,
+               source: Optional[str] = None) -> list[Candidate]:
     """Structures the object may be, best first (see the module docstring)."""
     start = f.offset
     end = f.end if f.rule != "overflow" else f.offset + 1
@@ -452,23 +525,28 @@ def candidates(structs: Mapping[str, Struct], f: DmaFacts) -> list[Candidate]:
                 continue
             path = []
             exact = False
+            element = None
         else:
             inner = path[-1]
             exact = inner.offset == start and inner.end == end
-        out.append(Candidate(s, fit, path, exact))
+            element = None if exact else _element(inner, start, end)
+            exact = exact or element is not None
+        out.append(Candidate(s, fit, path, exact, _local(s, source), element))
     out.sort(key=lambda c: (c.rank, c.struct.name))
     return out
 
 
-def choose(structs: Mapping[str, Struct], f: DmaFacts
+def choose(structs: Mapping[str, Struct], f: DmaFacts, source: Optional[str] = None
            ) -> tuple[Optional[Candidate], list[Candidate]]:
-    """(chosen candidate or None, every candidate of the best rank)."""
-    cands = candidates(structs, f)
+    """(chosen candidate or None, every candidate of the best rank); `source`
+    is the file the structures come from (its directory's own win ties)."""
+    cands = candidates(structs, f, source)
     if not cands:
         return None, []
-    best = [c for c in cands if c.rank == cands[0].rank]
-    if len(best) > 1 and not best[0].exact_member:
-        return None, best        # a plain buffer fits many structures: no guess
+    tied = [c for c in cands if c.rank[:2] == cands[0].rank[:2]]
+    if len(tied) > 1 and not tied[0].exact_member:
+        return None, tied        # a plain buffer fits many structures: no guess
+    best = [c for c in tied if c.rank == cands[0].rank]     # the driver's own first
     return best[0], best
 
 
@@ -518,6 +596,7 @@ class Row:
     marker: str                # "buffer", "shares line", "accessed", "hole", ""
     depth: int = 0             # nesting (members of the struct holding the buffer)
     name: str = ""
+    element: bool = False      # elements of an array member ("evts[1..15]")
 
     def to_json(self) -> dict:
         return {"offset": self.offset, "size": self.size, "decl": self.decl,
@@ -627,13 +706,37 @@ class Layout:
 
 
 def _short(r: Row) -> str:
-    name = r.name.split("[", 1)[0] if r.name else r.decl
+    name = r.name if r.element else r.name.split("[", 1)[0] if r.name else r.decl
     return f"{name} ({r.offset})" if r.size <= 1 else f"{name} ({r.offset}..{r.offset + r.size - 1})"
 
 
 def _overlaps(a: int, b: int, lo: int, hi: int) -> bool:
     """[a, b) overlaps [lo, hi]."""
     return a <= hi and b > lo
+
+
+def _sibling_rows(arr: Member, index: int, lines: Sequence[tuple[int, int]], depth: int,
+                  access: Optional[tuple[int, int]]) -> list[Row]:
+    """The other elements of the array `arr` in the touched lines: one row
+    for those before the buffer's element, one for those after."""
+    n = _array_len(arr.name) or 1
+    size = arr.size // n
+    base = arr.name.split("[")[0]
+    typ = arr.type
+    inside = [i for i in range(n) if i != index and any(
+        _overlaps(arr.offset + i * size, arr.offset + (i + 1) * size, a, b) for a, b in lines)]
+    rows = []
+    for part in ([i for i in inside if i < index], [i for i in inside if i > index]):
+        if not part:
+            continue
+        lo, hi = part[0], part[-1]
+        name = f"{base}[{lo}]" if lo == hi else f"{base}[{lo}..{hi}]"
+        off = arr.offset + lo * size
+        ln = (hi - lo + 1) * size
+        marker = "accessed" if access and _overlaps(off, off + ln, access[0], access[1] - 1) \
+            else "shares line"
+        rows.append(Row(off, ln, f"{typ} {name}", marker, depth, name, True))
+    return rows
 
 
 def build_layout(f: DmaFacts, cand: Candidate, structs: Mapping[str, Struct], *,
@@ -671,6 +774,13 @@ def build_layout(f: DmaFacts, cand: Candidate, structs: Mapping[str, Struct], *,
                 continue
             if depth < len(keys) - 1 and (m.offset, m.size, m.name) == keys[depth]:
                 rows.append(Row(m.offset, m.size, m.decl, "", depth, m.name))
+                el = cand.path[depth + 1]
+                if el.index is not None:
+                    # an array of records: the buffer's record, then the others in the line
+                    rows.append(Row(el.offset, el.size, el.decl, "", depth + 1, el.name, True))
+                    rows += rows_for(_expand(el, structs), lo, hi, depth + 2, el.end)
+                    rows += _sibling_rows(m, el.index, [(lo, hi)], depth + 1, access)
+                    continue
                 rows += rows_for(_expand(m, structs), lo, hi, depth + 1, m.end)
                 continue
             rows.append(Row(m.offset, m.size, m.decl, marker_of(m, depth), depth, m.name))
@@ -681,7 +791,9 @@ def build_layout(f: DmaFacts, cand: Candidate, structs: Mapping[str, Struct], *,
 
     per_line = [rows_for(s.members, a, b, 0, s.size) for a, b in lines]
     buf = cand.path[-1].name if cand.path else f"[{start}..{end - 1}]"
-    if cand.path and (cand.path[-1].offset != start or cand.path[-1].end != end):
+    if cand.element is not None:
+        buf = f"{cand.path[-1].name.split('[')[0]}[{cand.element}] of {cand.path[-1].name}"
+    elif cand.path and (cand.path[-1].offset != start or cand.path[-1].end != end):
         buf = f"{len(range(start, end))} bytes of {cand.path[-1].name}"
     seen, sharing = set(), []
     for rows in per_line:
@@ -689,6 +801,22 @@ def build_layout(f: DmaFacts, cand: Candidate, structs: Mapping[str, Struct], *,
             if r.marker in ("shares line", "accessed") and (r.offset, r.name) not in seen:
                 seen.add((r.offset, r.name))
                 sharing.append(r)
+    if cand.element is not None:
+        arr = cand.path[-1]
+        size = arr.size // (_array_len(arr.name) or 1)
+        name = f"{arr.name.split('[')[0]}[{cand.element}]"
+        mine = Row(start, size, f"{arr.type} {name}", "buffer", len(cand.path), name, True)
+        siblings = _sibling_rows(arr, cand.element, lines, len(cand.path), access)
+        sharing = sorted(sharing + siblings, key=lambda r: r.offset)
+        for (a, b), rows in zip(lines, per_line):
+            # the array's row holds its elements in this line, the buffer's marked
+            for i, r in enumerate(rows):
+                if r.marker == "buffer" and (r.offset, r.size) == (arr.offset, arr.size):
+                    r.marker = ""
+                    kids = [x for x in siblings + [mine]
+                            if _overlaps(x.offset, x.offset + x.size, a, b)]
+                    rows[i + 1:i + 1] = sorted(kids, key=lambda x: x.offset)
+                    break
     notes = []
     if not _pow2_kmalloc(f.cache) and not (f.before is not None and f.offset - f.before > 0):
         notes.append("line boundaries assumed at multiples of the line size from the "
@@ -712,7 +840,7 @@ class LayoutError(Exception):
 
 
 def structs_pahole(obj: Path, pahole: str = "pahole") -> dict[str, Struct]:
-    r = subprocess.run([pahole, str(obj)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([pahole, "-I", str(obj)], capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise LayoutError(f"pahole failed on {obj}: {r.stderr.strip()[:200]}")
     return parse_pahole(r.stdout)
@@ -814,7 +942,7 @@ class LayoutFinder:
         structs, tool = self.structs_of(source, facts)
         if structs is None:
             return Layout(facts, source=source, note=tool)
-        cand, best = choose(structs, facts)
+        cand, best = choose(structs, facts, source)
         if cand is None and best:
             names = [f"{c.struct.kind} {c.struct.name} ({c.struct.size})" for c in best]
             more = f" and {len(names) - 8} more" if len(names) > 8 else ""
@@ -841,14 +969,13 @@ def finder(artifacts: Path | str, **kw) -> LayoutFinder:
     return _FINDERS[key]
 
 
-def _guilty_module(report) -> Optional[str]:
-    """The module of the guilty frame as printed (``f+0x1/0x2 [uvcvideo]``)."""
-    g = report.guilty_frame
+def _guilty_module(report, g: Optional[str] = None) -> Optional[str]:
+    """The module of the function `g` (default: the guilty frame) as printed
+    in the report's stacks (``f+0x1/0x2 [uvcvideo]``)."""
+    g = g or report.guilty_frame
     if not g:
         return None
-    texts = list(report.stack_lines)
-    for stack in report.aux_stacks.values():
-        texts += stack
+    texts = list(report.stack_lines) + list(report.raw)    # raw: the aux stacks' lines
     for t in texts:
         m = re.search(r"([\w.$]+)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[([\w-]+)\])?", t)
         if m and m.group(1).split(".")[0] == g:
@@ -862,7 +989,14 @@ def report_layout(report, artifacts: Path | str, **kw) -> Optional[Layout]:
     facts = report_facts(report)
     if facts is None:
         return None
-    return finder(artifacts, **kw).layout(facts, report.guilty_frame, _guilty_module(report))
+    func = report.guilty_frame
+    if facts.rule == "owned":
+        # the CPU access may be anywhere (a wait, a list walk): the structure
+        # is the one of the driver that mapped the buffer
+        stack = next((s for k, s in report.aux_stacks.items()
+                      if k.lower().endswith("mapped at")), [])
+        func = dma_site_frame(stack) or func
+    return finder(artifacts, **kw).layout(facts, func, _guilty_module(report, func))
 
 
 # --------------------------------------------------------------------------

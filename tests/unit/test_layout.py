@@ -160,6 +160,92 @@ class Choice(unittest.TestCase):
         self.assertEqual(len(best), 2)
 
 
+def _facts(offset, size, cache, length, before, after):
+    return layout.parse_facts(
+        "DMA-API: virtio-pci 0000:00:02.0: device driver maps a buffer that shares a cache "
+        f"line with other data of its object [object offset={offset}] [object size={size}] "
+        f"[cache={cache}] [buffer size={length}] [shared bytes before={before} "
+        f"after={after}] [line size=128] [DMA_FROM_DEVICE]")
+
+
+class DriversOwn(unittest.TestCase):
+    """Real 6.12 reports of the sweep, against pahole -I of the driver's
+    object: the candidates that once won by name (device_link, shrinker:
+    headers every object includes) lose to the driver's own structures."""
+
+    def structs(self, name):
+        return layout.parse_pahole((FIX / f"pahole-I-{name}-6.12.txt").read_text())
+
+    def test_decl_file_is_tree_relative(self):
+        st = self.structs("virtio_input")
+        self.assertEqual(st["virtio_input"].decl_file, "drivers/virtio/virtio_input.c")
+        self.assertEqual(st["list_head"].decl_file, "include/linux/types.h")
+        self.assertEqual(layout.parse_pahole("struct a {\n\tint x; /* 0 4 */\n};\n")["a"]
+                         .decl_file, "")
+
+    def test_array_element_of_the_drivers_struct(self):
+        st = self.structs("virtio_input")
+        f = _facts(224, 1024, "kmalloc-1k", 8, 96, 24)
+        src = "drivers/virtio/virtio_input.c"
+        cand, _ = layout.choose(st, f, src)
+        self.assertEqual(cand.struct.name, "virtio_input")
+        self.assertEqual(cand.element, 0)
+        lay = layout.build_layout(f, cand, st, source=src)
+        self.assertEqual(lay.buffer, "evts[0] of evts[64]")
+        names = [r.name for r in lay.sharing]
+        self.assertIn("evts[1..3]", names)           # the rest of the line: 232..255
+        self.assertIn("sts", names)
+        rows = [(r.name, r.marker) for r in lay.rows[0]]
+        self.assertIn(("evts[0]", "buffer"), rows)
+        self.assertIn(("evts[64]", ""), rows)
+        self.assertIn("evts[1..3] (232..255)", lay.summary())
+        # without the source, the old tie: device_link.next is exactly 8 bytes too
+        cand, best = layout.choose(st, f)
+        self.assertGreater(len(best), 1)
+
+    def test_local_struct_wins_a_tie_of_exact_members(self):
+        st = self.structs("virtio_crypto_core")
+        f = _facts(72, 128, "kmalloc-128", 16, 72, 40)
+        cand, best = layout.choose(st, f, "drivers/crypto/virtio/virtio_crypto_core.c")
+        self.assertEqual(cand.struct.name, "virtio_crypto_ctrl_request")
+        self.assertEqual([c.struct.name for c in best], ["virtio_crypto_ctrl_request"])
+        self.assertEqual(cand.path[-1].name, "input")
+        cand, _ = layout.choose(st, f, "kernel/other/file.c")
+        self.assertEqual(cand.struct.name, "shrinker")   # alphabetical, as before
+
+    def test_locality_never_makes_a_plain_buffer_guess(self):
+        a = layout.Struct("struct", "mine", 192, [layout.Member(0, 192, "u8", "x[192]")],
+                          "drivers/d/own.h")
+        b = layout.Struct("struct", "theirs", 192, [layout.Member(0, 192, "u8", "y[192]")],
+                          "include/linux/x.h")
+        f = _facts(72, 192, "kmalloc-192", 1, 72, 55)
+        cand, best = layout.choose({"mine": a, "theirs": b}, f, "drivers/d/own.c")
+        self.assertIsNone(cand)
+        self.assertEqual(len(best), 2)
+
+    def test_a_byte_of_a_char_array_is_no_element(self):
+        s = layout.Struct("struct", "t", 128, [layout.Member(0, 128, "char", "name[128]")])
+        self.assertIsNone(layout._element(s.members[0], 32, 33))
+
+    def test_member_inside_an_array_of_records(self):
+        node = layout.Struct("struct", "node", 24, [
+            layout.Member(0, 8, "struct owner *", "owner"),
+            layout.Member(8, 16, "struct event", "event")], "drivers/s/v.c")
+        top = layout.Struct("struct", "top", 200, [
+            layout.Member(0, 8, "void *", "p"),
+            layout.Member(8, 192, "struct node", "list[8]")], "drivers/s/v.c")
+        st = {"node": node, "top": top}
+        f = _facts(8 + 24 * 2 + 8, 256, "kmalloc-256", 16, 64, 48)
+        cand, _ = layout.choose(st, f, "drivers/s/v.c")
+        self.assertEqual([m.name for m in cand.path], ["list[8]", "list[2]", "event"])
+        lay = layout.build_layout(f, cand, st, source="drivers/s/v.c")
+        rows = [(r.name, r.marker) for r in lay.rows[0]]
+        self.assertIn(("event", "buffer"), rows)
+        self.assertIn(("owner", "shares line"), rows)
+        self.assertIn(("list[0..1]", "shares line"), rows)
+        self.assertIn(("list[3..4]", "shares line"), rows)     # 80..127: the line ends at 127
+
+
 class Lines(unittest.TestCase):
     def test_kmalloc_pow2_lines_at_multiples(self):
         f = layout.parse_facts(SHARING)
