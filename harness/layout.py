@@ -43,10 +43,14 @@ How:
    exactly the buffer, no layout is guessed and the candidates are listed.
    One element of an array member (``evts[3]`` of ``evts[64]``) counts as
    exactly the buffer.  The best class wins; within it, a structure
-   declared in the directory of the source file (the driver's own, as
-   pahole's ``-I`` tells) wins over one from a header elsewhere, which
-   every object of the kernel includes; a remaining tie is reported as
-   ambiguous with the candidates.
+   declared in the source file itself, then one declared in its directory
+   (the driver's own, as pahole's ``-I`` tells), wins over one from a
+   header elsewhere, which every object of the kernel includes; a
+   remaining tie is reported as ambiguous with the candidates.  When no
+   structure has a member that is exactly the buffer, the object may be a
+   container with the driver's structure in its trailing flexible array
+   (``shost_priv()``, ``netdev_priv()``): the source file's structures are
+   tried there, shown as ``Scsi_Host+virtio_scsi``.
 4. **Lines.**  Power-of-two kmalloc caches are naturally aligned, so lines
    start at multiples of the line size in object offsets.  For other caches
    the report's ``shared bytes before`` gives the first line's start
@@ -428,13 +432,13 @@ class Candidate:
     fit: str                   # "exact", "bucket" or "flex"
     path: list[Member]         # outermost..innermost member holding the buffer
     exact_member: bool         # the innermost member (or one element of it) is the buffer
-    local: bool = False        # declared in the source file's own directory
+    local: int = 0             # declared in the source file (2), its directory (1)
     element: Optional[int] = None   # the buffer is this element of the innermost array
 
     @property
     def rank(self) -> tuple[int, int, int]:
         return ({"exact": 0, "bucket": 1, "flex": 2}[self.fit], 0 if self.exact_member else 1,
-                0 if self.local else 1)
+                -self.local)
 
 
 def _array_len(name: str) -> Optional[int]:
@@ -469,10 +473,15 @@ def _element_holding(m: Member, start: int, end: int) -> Optional[Member]:
     return Member(lo, size, m.type, f"{m.name.split('[')[0]}[{i}]", index=i)
 
 
-def _local(s: Struct, source: Optional[str]) -> bool:
+def _local(s: Struct, source: Optional[str]) -> int:
+    """2: declared in the source file itself, 1: in its directory, 0: elsewhere
+    or unknown."""
     if not source or not s.decl_file:
-        return False
-    return os.path.dirname(s.decl_file) == os.path.dirname(_tree_path(source))
+        return 0
+    src = _tree_path(source)
+    if s.decl_file == src:
+        return 2
+    return 1 if os.path.dirname(s.decl_file) == os.path.dirname(src) else 0
 
 
 def _pow2_kmalloc(cache: str) -> bool:
@@ -536,11 +545,56 @@ def candidates(structs: Mapping[str, Struct], f: DmaFacts,
     return out
 
 
+def _private_candidates(structs: Mapping[str, Struct], f: DmaFacts,
+                        source: Optional[str]) -> list[Candidate]:
+    """Objects made of a container that ends in a flexible array and the
+    driver's own structure in that array (``shost_priv()``,
+    ``netdev_priv()``): the driver's structures (declared in the source
+    file's directory) placed at the flexible array's offset, when one of
+    their members is exactly the buffer.  The structure of the result is
+    named ``Container+Driver``; its private member holds the driver's."""
+    end = f.end if f.rule != "overflow" else f.offset + 1
+    own = [s for s in structs.values() if _local(s, source) and s.size > 0]
+    if any(_local(s, source) == 2 for s in own):
+        own = [s for s in own if _local(s, source) == 2]   # the file's own first
+    out = []
+    for c in structs.values():
+        if not c.flexible or _local(c, source):
+            continue
+        flex = c.members[-1]
+        at = flex.offset
+        if f.offset < at or at + 1 > f.object_size:
+            continue
+        for s in own:
+            if at + s.size > f.object_size or end > at + s.size:
+                continue
+            priv = Member(at, s.size, f"{s.kind} {s.name}", flex.name.replace("[]", ""),
+                          children=[m.shifted(at) for m in s.members])
+            whole = Struct(c.kind, f"{c.name}+{s.name}", at + s.size,
+                           list(c.members[:-1]) + [priv], s.decl_file)
+            path = _path_to(whole.members, f.offset, end, structs)
+            if not path or len(path) < 2:
+                continue
+            inner = path[-1]
+            exact = inner.offset == f.offset and inner.end == end
+            element = None if exact else _element(inner, f.offset, end)
+            if exact or element is not None:
+                out.append(Candidate(whole, "flex", path, True, _local(s, source), element))
+    out.sort(key=lambda c: c.struct.name)
+    return out
+
+
 def choose(structs: Mapping[str, Struct], f: DmaFacts, source: Optional[str] = None
            ) -> tuple[Optional[Candidate], list[Candidate]]:
     """(chosen candidate or None, every candidate of the best rank); `source`
     is the file the structures come from (its directory's own win ties)."""
     cands = candidates(structs, f, source)
+    if not cands or not cands[0].exact_member:
+        # a container's private area: struct Scsi_Host's hostdata[] holding
+        # the driver's struct virtio_scsi, struct net_device's priv[] ...
+        priv = _private_candidates(structs, f, source)
+        if priv:
+            return priv[0], priv
     if not cands:
         return None, []
     tied = [c for c in cands if c.rank[:2] == cands[0].rank[:2]]

@@ -223,6 +223,27 @@ class DriversOwn(unittest.TestCase):
         self.assertIsNone(cand)
         self.assertEqual(len(best), 2)
 
+    def test_the_drivers_struct_in_its_containers_private_area(self):
+        # virtio_scsi's event_list[0].event inside struct Scsi_Host's
+        # hostdata[] (shost_priv): a kmalloc-4k object, the buffer at 1576
+        st = self.structs("virtio_scsi")
+        f = _facts(1576, 4096, "kmalloc-4k", 16, 40, 72)
+        src = "drivers/scsi/virtio_scsi.c"
+        cand, _ = layout.choose(st, f, src)
+        self.assertEqual(cand.struct.name, "Scsi_Host+virtio_scsi")
+        self.assertEqual([m.name for m in cand.path],
+                         ["hostdata", "event_list[8]", "event_list[0]", "event"])
+        lay = layout.build_layout(f, cand, st, source=src)
+        names = [r.name for r in lay.sharing]
+        for n in ("rpm_autosuspend_delay", "vdev", "vscsi", "work", "event_list[1]"):
+            self.assertIn(n, names)
+        # a structure of drivers/scsi/ but not of this file (sd.h's scsi_disk,
+        # whose kobject's list_head is 16 bytes there too) does not win
+        self.assertNotIn("scsi_disk", cand.struct.name)
+        # elsewhere, no private area is guessed
+        cand, _ = layout.choose(st, f, "fs/x.c")
+        self.assertTrue(cand is None or "+" not in cand.struct.name)
+
     def test_a_byte_of_a_char_array_is_no_element(self):
         s = layout.Struct("struct", "t", 128, [layout.Member(0, 128, "char", "name[128]")])
         self.assertIsNone(layout._element(s.members[0], 32, 33))
