@@ -145,6 +145,8 @@ class BootJob:
     append: str = ""                            # the command's own kernel arguments
     timeout: float | None = None                # None: boot.timeout
     data_log: Path | None = None
+    announce: bool = True                       # print the console's path as it starts
+                                                # (a sweep lists its consoles at the end)
 
 
 def _kunit_append(art: kernel.Artifacts, command: str) -> str:
@@ -184,7 +186,8 @@ def boot(job: BootJob, progress: Progress, *, on_retry=None, stop_when=None,
                            timeout=job.timeout if job.timeout is not None else b.timeout,
                            silence=b.silence, extra_args=list(job.extra_args),
                            data_log=job.data_log, qemu_opts=qemu_opts)
-    progress.note(f"[{job.command} {art.key}] console: {req.console}")
+    if job.announce:
+        progress.note(f"[{job.command} {art.key}] console: {req.console}")
     try:
         return qemu.boot(req, on_output=on_output, on_retry=on_retry, stop_when=stop_when)
     finally:

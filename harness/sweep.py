@@ -190,7 +190,8 @@ def _one(build: kernel.BuildResult, cat: Catalogue, devices: Sequence[Device], n
     t0 = time.monotonic()
     try:
         res = pipeline.boot(pipeline.BootJob(build, folder, cfg, boot, "sweep", tuple(args),
-                                             timeout=boot.timeout + WORKLOAD_TIMEOUT), progress)
+                                             timeout=boot.timeout + WORKLOAD_TIMEOUT,
+                                             announce=False), progress)
     except errors.EnvError:
         raise
     except errors.HarnessError as e:
