@@ -10,6 +10,7 @@ int main(void)
 {
 	const struct CMUnitTest *(*lists[])(size_t *) = {
 		desc_tests, camera_tests, flood_tests, loopback_tests,
+		profile_tests,
 	};
 	struct CMUnitTest all[256];
 	size_t total = 0;

@@ -12,6 +12,7 @@ const struct CMUnitTest *desc_tests(size_t *n);
 const struct CMUnitTest *camera_tests(size_t *n);
 const struct CMUnitTest *flood_tests(size_t *n);
 const struct CMUnitTest *loopback_tests(size_t *n);
+const struct CMUnitTest *profile_tests(size_t *n);
 
 #define TEST_LIST(name, ...)                                               \
 	const struct CMUnitTest *name(size_t *n)                           \
