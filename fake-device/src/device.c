@@ -54,7 +54,15 @@ static void send_interface_info(struct fake_dev *d)
 	struct usb_redir_interface_info_header ii;
 
 	memset(&ii, 0, sizeof(ii));
-	if (d->cam.configuration) {
+	if (d->use_profile) {
+		ii.interface_count = (uint32_t)d->pm.n_ifaces;
+		for (size_t i = 0; i < d->pm.n_ifaces; i++) {
+			ii.interface[i] = d->pm.ifaces[i].number;
+			ii.interface_class[i] = d->pm.ifaces[i].klass;
+			ii.interface_subclass[i] = d->pm.ifaces[i].subclass;
+			ii.interface_protocol[i] = d->pm.ifaces[i].protocol;
+		}
+	} else if (d->cam.configuration) {
 		ii.interface_count = CAM_NUM_INTERFACES;
 		ii.interface[0] = CAM_IF_CONTROL;
 		ii.interface_class[0] = UVC_CC_VIDEO;
@@ -76,7 +84,25 @@ static void send_ep_info(struct fake_dev *d)
 	ep.type[EP2I(0x80)] = usb_redir_type_control;
 	ep.max_packet_size[EP2I(0x00)] = CAM_EP0_MAXPACKET;
 	ep.max_packet_size[EP2I(0x80)] = CAM_EP0_MAXPACKET;
-	if (d->cam.configuration) {
+	if (d->use_profile) {
+		struct pm_ep eps[PM_MAX_EPS];
+		size_t n = pm_endpoints(&d->pm, eps, PM_MAX_EPS);
+		static const uint8_t types[4] = {
+			usb_redir_type_control, usb_redir_type_iso,
+			usb_redir_type_bulk, usb_redir_type_interrupt,
+		};
+
+		ep.max_packet_size[EP2I(0x00)] = d->prof.device[7];
+		ep.max_packet_size[EP2I(0x80)] = d->prof.device[7];
+		for (size_t k = 0; k < n; k++) {
+			int i = EP2I(eps[k].addr);
+
+			ep.type[i] = types[eps[k].type];
+			ep.interval[i] = eps[k].interval;
+			ep.interface[i] = eps[k].iface;
+			ep.max_packet_size[i] = eps[k].maxpacket;
+		}
+	} else if (d->cam.configuration) {
 		int i = EP2I(CAM_EP_STATUS);
 
 		ep.type[i] = usb_redir_type_interrupt;
@@ -96,8 +122,53 @@ static void send_ep_info(struct fake_dev *d)
 	usbredirparser_send_ep_info(d->parser, &ep);
 }
 
+static void send_connect_profile(struct fake_dev *d)
+{
+	static const uint8_t speeds[] = {
+		[PROFILE_SPEED_LOW] = usb_redir_speed_low,
+		[PROFILE_SPEED_FULL] = usb_redir_speed_full,
+		[PROFILE_SPEED_HIGH] = usb_redir_speed_high,
+		[PROFILE_SPEED_SUPER] = usb_redir_speed_super,
+	};
+	const uint8_t *dd = d->prof.device;
+	struct usb_redir_device_connect_header dc = {
+		.speed = speeds[d->prof.speed],
+		.device_class = dd[4],
+		.device_subclass = dd[5],
+		.device_protocol = dd[6],
+		.vendor_id = (uint16_t)(dd[8] | dd[9] << 8),
+		.product_id = (uint16_t)(dd[10] | dd[11] << 8),
+		.device_version_bcd = (uint16_t)(dd[12] | dd[13] << 8),
+	};
+
+	/* configured by the host side, as usbredirhost presents a device */
+	pm_init(&d->pm, &d->prof);
+	if (d->prof.n_configs)
+		pm_set_configuration(&d->pm, d->prof.configs[0].data[5]);
+	send_interface_info(d);
+	send_ep_info(d);
+	usbredirparser_send_device_connect(d->parser, &dc);
+	d->connected = 1;
+	d->c.connects++;
+	if (d->cfg.hotplug_period > 0 && d->n_gens && d->gens[0].fl.first_start >= 0)
+		d->next_disconnect = d->now + d->cfg.hotplug_period;
+	dev_log(d, 2, "device connected (%04x:%04x, %s speed, profile %s)",
+		dc.vendor_id, dc.product_id, profile_speed_name(d->prof.speed), d->prof.name);
+}
+
+static void stop_all_floods(struct fake_dev *d)
+{
+	flood_stop(&d->flood, d->now);
+	for (size_t i = 0; i < d->n_gens; i++)
+		flood_stop(&d->gens[i].fl, d->now);
+}
+
 static void send_connect(struct fake_dev *d)
 {
+	if (d->use_profile) {
+		send_connect_profile(d);
+		return;
+	}
 	struct usb_redir_device_connect_header dc = {
 		.speed = usb_redir_speed_high,
 		.device_class = d->desc.device[4],
@@ -134,7 +205,8 @@ static void send_disconnect(struct fake_dev *d)
 	d->connected = 0;
 	d->c.disconnects++;
 	/* QEMU resets its endpoint state without a stop message. */
-	flood_stop(&d->flood, d->now);
+	stop_all_floods(d);
+	d->n_held = 0;          /* and forgets the transfers in flight */
 	d->next_disconnect = -1;
 	dev_log(d, 2, "device disconnected");
 }
@@ -160,7 +232,8 @@ static void cb_reset(void *priv)
 	struct fake_dev *d = priv;
 
 	d->c.resets++;
-	cam_state_reset(&d->cam);
+	if (!d->use_profile)
+		cam_state_reset(&d->cam);
 }
 
 static void cb_set_configuration(void *priv, uint64_t id,
@@ -170,14 +243,17 @@ static void cb_set_configuration(void *priv, uint64_t id,
 	struct usb_redir_configuration_status_header st = { 0 };
 
 	d->c.set_configuration++;
-	if (cam_set_configuration(&d->cam, h->configuration) == 0) {
+	if ((d->use_profile ? pm_set_configuration(&d->pm, h->configuration) :
+	     cam_set_configuration(&d->cam, h->configuration)) == 0) {
 		st.status = usb_redir_success;
+		if (d->use_profile)
+			stop_all_floods(d);
 		send_interface_info(d);
 		send_ep_info(d);
 	} else {
 		st.status = usb_redir_stall;
 	}
-	st.configuration = d->cam.configuration;
+	st.configuration = d->use_profile ? d->pm.configuration : d->cam.configuration;
 	usbredirparser_send_configuration_status(d->parser, id, &st);
 }
 
@@ -186,7 +262,7 @@ static void cb_get_configuration(void *priv, uint64_t id)
 	struct fake_dev *d = priv;
 	struct usb_redir_configuration_status_header st = {
 		.status = usb_redir_success,
-		.configuration = d->cam.configuration,
+		.configuration = d->use_profile ? d->pm.configuration : d->cam.configuration,
 	};
 
 	usbredirparser_send_configuration_status(d->parser, id, &st);
@@ -201,6 +277,18 @@ static void cb_set_alt_setting(void *priv, uint64_t id,
 	};
 
 	d->c.set_interface++;
+	if (d->use_profile) {
+		int alt;
+
+		st.status = pm_set_interface(&d->pm, h->interface, h->alt) == 0 ?
+			    usb_redir_success : usb_redir_inval;
+		if (st.status == usb_redir_success)
+			send_ep_info(d);
+		alt = pm_get_interface(&d->pm, h->interface);
+		st.alt = alt < 0 ? 0xff : (uint8_t)alt;
+		usbredirparser_send_alt_setting_status(d->parser, id, &st);
+		return;
+	}
 	if (cam_set_interface(&d->cam, h->interface, h->alt) == 0) {
 		st.status = usb_redir_success;
 		send_ep_info(d);
@@ -220,7 +308,11 @@ static void cb_get_alt_setting(void *priv, uint64_t id,
 		.interface = h->interface,
 	};
 
-	if (d->cam.configuration && h->interface < CAM_NUM_INTERFACES) {
+	if (d->use_profile && pm_get_interface(&d->pm, h->interface) >= 0) {
+		st.status = usb_redir_success;
+		st.alt = (uint8_t)pm_get_interface(&d->pm, h->interface);
+	} else if (!d->use_profile && d->cam.configuration &&
+		   h->interface < CAM_NUM_INTERFACES) {
 		st.status = usb_redir_success;
 		st.alt = d->cam.alt[h->interface];
 	} else {
@@ -240,7 +332,10 @@ static void cb_start_iso_stream(void *priv, uint64_t id,
 
 	/* The stream is accepted but carries no video: frames are out of
 	 * scope, the guest just sees an idle camera. */
-	if (h->endpoint == CAM_EP_VIDEO && d->cam.alt[CAM_IF_STREAMING]) {
+	struct pm_ep e;
+
+	if (d->use_profile ? pm_endpoint(&d->pm, h->endpoint, &e) == 0 && e.type == 1 :
+	    h->endpoint == CAM_EP_VIDEO && d->cam.alt[CAM_IF_STREAMING]) {
 		st.status = usb_redir_success;
 	} else {
 		st.status = usb_redir_inval;
@@ -269,6 +364,30 @@ static void cb_start_interrupt_receiving(void *priv, uint64_t id,
 		.endpoint = h->endpoint,
 	};
 
+	if (d->use_profile) {
+		struct pm_ep e;
+		struct pm_gen *g = NULL;
+
+		for (size_t i = 0; i < d->n_gens; i++)
+			if (d->gens[i].ep == h->endpoint)
+				g = &d->gens[i];
+		if (d->connected && pm_endpoint(&d->pm, h->endpoint, &e) == 0 &&
+		    e.type == 3 && (h->endpoint & 0x80)) {
+			/* an endpoint without an `interrupt` rule is idle */
+			st.status = usb_redir_success;
+			if (g)
+				flood_start(&g->fl, d->now);
+			if (g && d->cfg.hotplug_period > 0 && d->next_disconnect < 0)
+				d->next_disconnect = d->now + d->cfg.hotplug_period;
+			dev_log(d, 2, "interrupt receiving started on %02x%s",
+				h->endpoint, g ? "" : " (idle)");
+		} else {
+			st.status = usb_redir_inval;
+			d->c.bad_endpoint++;
+		}
+		usbredirparser_send_interrupt_receiving_status(d->parser, id, &st);
+		return;
+	}
 	if (h->endpoint == CAM_EP_STATUS && d->cam.configuration &&
 	    d->connected) {
 		st.status = usb_redir_success;
@@ -293,6 +412,13 @@ static void cb_stop_interrupt_receiving(void *priv, uint64_t id,
 		.endpoint = h->endpoint,
 	};
 
+	if (d->use_profile) {
+		for (size_t i = 0; i < d->n_gens; i++)
+			if (d->gens[i].ep == h->endpoint)
+				flood_stop(&d->gens[i].fl, d->now);
+		usbredirparser_send_interrupt_receiving_status(d->parser, id, &st);
+		return;
+	}
 	if (h->endpoint == CAM_EP_STATUS) {
 		flood_stop(&d->flood, d->now);
 		dev_log(d, 2, "interrupt receiving stopped on %02x",
@@ -363,9 +489,21 @@ static void cb_cancel_data_packet(void *priv, uint64_t id)
 {
 	struct fake_dev *d = priv;
 
-	/* Every transfer is answered at once: nothing is ever in flight. */
-	(void)id;
+	/* Every transfer is answered at once, but for the bulk IN reads a
+	 * profile's device holds: those come back cancelled. */
 	d->c.cancels++;
+	for (size_t i = 0; i < d->n_held; i++) {
+		if (d->held[i].id != id)
+			continue;
+		struct usb_redir_bulk_packet_header resp = d->held[i].h;
+
+		resp.status = usb_redir_cancelled;
+		resp.length = 0;
+		resp.length_high = 0;
+		usbredirparser_send_bulk_packet(d->parser, id, &resp, NULL, 0);
+		d->held[i] = d->held[--d->n_held];
+		break;
+	}
 }
 
 static void cb_filter_reject(void *priv)
@@ -417,6 +555,21 @@ static void cb_control_packet(void *priv, uint64_t id,
 		uint8_t old_config = d->cam.configuration;
 		uint8_t old_alt = d->cam.alt[CAM_IF_STREAMING];
 
+		if (d->use_profile) {
+			uint8_t cfg = d->pm.configuration;
+			uint8_t alts[PM_MAX_IFACES];
+
+			memcpy(alts, d->pm.alt, sizeof(alts));
+			r = pm_control(&d->pm, &s, dir_in ? NULL : data,
+				       dir_in ? 0 : data_len, in, sizeof(in));
+			if (r.len >= 0 && (cfg != d->pm.configuration ||
+					   memcmp(alts, d->pm.alt, sizeof(alts)))) {
+				if (cfg != d->pm.configuration)
+					send_interface_info(d);
+				send_ep_info(d);
+			}
+			goto answered;
+		}
 		r = cam_control(&d->cam, &s, dir_in ? NULL : data,
 				dir_in ? 0 : data_len, in, sizeof(in));
 		/* SET_CONFIGURATION / SET_INTERFACE normally come as usbredir
@@ -429,7 +582,7 @@ static void cb_control_packet(void *priv, uint64_t id,
 			send_ep_info(d);
 		}
 	}
-
+answered:
 	switch (r.kind) {
 	case REQ_STANDARD:
 		d->c.standard_requests++;
@@ -471,10 +624,32 @@ static void cb_bulk_packet(void *priv, uint64_t id,
 {
 	struct fake_dev *d = priv;
 	struct usb_redir_bulk_packet_header resp = *h;
+	struct pm_ep e;
 
+	if (d->use_profile && pm_endpoint(&d->pm, h->endpoint, &e) == 0 && e.type == 2) {
+		if (!(h->endpoint & 0x80)) {
+			/* OUT: taken, as a sink */
+			d->c.bulk_out++;
+			d->c.bulk_out_bytes += (uint64_t)(data_len > 0 ? data_len : 0);
+			resp.status = usb_redir_success;
+			usbredirparser_send_bulk_packet(d->parser, id, &resp, NULL, 0);
+			usbredirparser_free_packet_data(d->parser, data);
+			return;
+		}
+		if (d->n_held < FAKE_MAX_HELD) {
+			/* IN: a quiet device has nothing to say; the read stays
+			 * in flight until the guest cancels it */
+			d->held[d->n_held].id = id;
+			d->held[d->n_held].h = *h;
+			d->n_held++;
+			d->c.bulk_in_held++;
+			usbredirparser_free_packet_data(d->parser, data);
+			return;
+		}
+	}
 	(void)data_len;
 	d->c.unsupported++;
-	resp.status = usb_redir_inval;  /* the camera has no bulk endpoint */
+	resp.status = usb_redir_inval;  /* no such bulk endpoint */
 	resp.length = 0;
 	resp.length_high = 0;
 	usbredirparser_send_bulk_packet(d->parser, id, &resp, NULL, 0);
@@ -639,10 +814,23 @@ struct fake_dev *fake_dev_new(const struct fake_cfg *cfg,
 	cam_state_init(&d->cam, &d->desc);
 	flood_init(&d->flood, &cfg->flood,
 		   flood_ceiling(CAM_EP_STATUS_INTERVAL));
+	if (cfg->profile) {
+		if (profile_load_file(cfg->profile, &d->prof, err, err_size) < 0) {
+			free(d);
+			return NULL;
+		}
+		d->use_profile = 1;
+		pm_init(&d->pm, &d->prof);
+		for (size_t i = 0; i < d->prof.n_interrupts; i++)
+			pm_gen_init(&d->gens[d->n_gens++], &d->pm, &d->prof.interrupts[i],
+				    &cfg->flood);
+	}
 
 	p = usbredirparser_create();
 	if (!p) {
 		snprintf(err, err_size, "usbredirparser_create failed");
+		if (d->use_profile)
+			profile_free(&d->prof);
 		free(d);
 		return NULL;
 	}
@@ -704,6 +892,8 @@ void fake_dev_free(struct fake_dev *d)
 		return;
 	if (d->parser)
 		usbredirparser_destroy(d->parser);
+	if (d->use_profile)
+		profile_free(&d->prof);
 	free(d);
 }
 
@@ -722,6 +912,33 @@ int fake_dev_read(struct fake_dev *d, double now)
 	return 0;
 }
 
+static void tick_profile(struct fake_dev *d, double now)
+{
+	for (size_t k = 0; k < d->n_gens; k++) {
+		struct pm_gen *g = &d->gens[k];
+		unsigned n = flood_budget(&g->fl, now);
+
+		if (n && usbredirparser_get_bufferered_output_size(d->parser) >
+			 d->cfg.max_buffered) {
+			d->c.socket_throttled++;
+			g->fl.tokens = 0;
+			continue;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			uint8_t buf[PM_PACKET_MAX];
+			struct usb_redir_interrupt_packet_header h = {
+				.endpoint = g->ep,
+				.status = usb_redir_success,
+			};
+			size_t len = pm_gen_next(g, &d->pm, buf);
+
+			h.length = (uint16_t)len;
+			usbredirparser_send_interrupt_packet(d->parser, d->irq_id++, &h, buf,
+							     (int)len);
+		}
+	}
+}
+
 void fake_dev_tick(struct fake_dev *d, double now)
 {
 	d->now = now;
@@ -738,6 +955,10 @@ void fake_dev_tick(struct fake_dev *d, double now)
 		send_connect(d);
 	}
 
+	if (d->use_profile) {
+		tick_profile(d, now);
+		return;
+	}
 	unsigned n = flood_budget(&d->flood, now);
 	if (n && usbredirparser_get_bufferered_output_size(d->parser) >
 		 d->cfg.max_buffered) {
@@ -775,6 +996,13 @@ double fake_dev_deadline(const struct fake_dev *d, double now)
 {
 	double t = flood_next_wakeup(&d->flood, now, d->cfg.batch);
 
+	for (size_t i = 0; i < d->n_gens; i++) {
+		double g = flood_next_wakeup(&d->gens[i].fl, now, d->cfg.batch);
+
+		if (g >= 0 && (t < 0 || g < t))
+			t = g;
+	}
+
 	if (d->connected && d->next_disconnect >= 0 &&
 	    (t < 0 || d->next_disconnect < t))
 		t = d->next_disconnect;
@@ -786,6 +1014,19 @@ double fake_dev_deadline(const struct fake_dev *d, double now)
 
 int fake_dev_done(const struct fake_dev *d)
 {
+	if (d->use_profile) {
+		/* every endpoint the guest ever started has reached its end */
+		int started = 0;
+
+		for (size_t i = 0; i < d->n_gens; i++) {
+			if (d->gens[i].fl.first_start < 0)
+				continue;
+			started = 1;
+			if (!d->gens[i].fl.done)
+				return 0;
+		}
+		return started;
+	}
 	return d->flood.done;
 }
 
@@ -812,6 +1053,46 @@ void fake_dev_json(const struct fake_dev *d, FILE *out, const char *event,
 {
 	const struct flood *f = &d->flood;
 	const struct fake_counters *c = &d->c;
+	static struct flood agg;        /* a profile's endpoints, summed */
+
+	if (d->use_profile) {
+		memset(&agg, 0, sizeof(agg));
+		agg.cfg = d->cfg.flood;
+		agg.first_start = -1;
+		for (size_t k = 0; k < d->n_gens; k++) {
+			const struct flood *g = &d->gens[k].fl;
+
+			agg.st.sent += g->st.sent;
+			agg.st.bytes += g->st.bytes;
+			agg.st.starts += g->st.starts;
+			agg.st.stops += g->st.stops;
+			agg.st.window_full += g->st.window_full;
+			agg.st.est_consumed += g->st.est_consumed;
+			agg.st.est_discarded += g->st.est_discarded;
+			agg.est_queue += g->est_queue;
+			agg.rate += g->rate;
+			agg.ceiling += g->ceiling;
+			agg.guest_rate += g->guest_rate;
+			agg.running |= g->running;
+			if (g->first_start >= 0 &&
+			    (agg.first_start < 0 || g->first_start < agg.first_start))
+				agg.first_start = g->first_start;
+		}
+		agg.done = fake_dev_done(d);
+		for (size_t k = 0; k < d->n_gens; k++) {
+			const struct flood *g = &d->gens[k].fl;
+			/* per-second counts from the earliest start */
+			size_t shift = g->first_start < 0 ? 0 :
+				       (size_t)(g->first_start - agg.first_start);
+
+			for (size_t i = 0; i < g->st.per_s_len && i + shift < FLOOD_SERIES_MAX; i++)
+				agg.st.per_s[i + shift] += g->st.per_s[i];
+			if (g->st.per_s_len && g->st.per_s_len + shift > agg.st.per_s_len)
+				agg.st.per_s_len = g->st.per_s_len + shift > FLOOD_SERIES_MAX ?
+						   FLOOD_SERIES_MAX : g->st.per_s_len + shift;
+		}
+		f = &agg;
+	}
 
 	fprintf(out, "{\"version\":%d,\"tool\":\"fake-uvc\",\"event\":",
 		FAKE_UVC_JSON_VERSION);
@@ -872,6 +1153,27 @@ void fake_dev_json(const struct fake_dev *d, FILE *out, const char *event,
 		(unsigned long long)c->unexpected,
 		(unsigned long long)c->bad_endpoint);
 	json_string(out, d->peer_version);
+	if (d->use_profile) {
+		fprintf(out, ",\"profile\":");
+		json_string(out, d->prof.name);
+		fprintf(out, ",\"bulk_out\":%llu,\"bulk_out_bytes\":%llu,\"bulk_in_held\":%llu,"
+			"\"endpoints\":[", (unsigned long long)c->bulk_out,
+			(unsigned long long)c->bulk_out_bytes, (unsigned long long)c->bulk_in_held);
+		for (size_t k = 0; k < d->n_gens; k++) {
+			const struct pm_gen *g = &d->gens[k];
+
+			fprintf(out, "%s{\"endpoint\":%u,\"pattern\":\"%s\",\"sent\":%llu,"
+				"\"sent_bytes\":%llu,\"starts\":%llu,\"stops\":%llu,"
+				"\"ceiling\":%.0f,\"running\":%s}", k ? "," : "", g->ep,
+				profile_pattern_name(g->rule->pattern),
+				(unsigned long long)g->fl.st.sent,
+				(unsigned long long)g->fl.st.bytes,
+				(unsigned long long)g->fl.st.starts,
+				(unsigned long long)g->fl.st.stops, g->fl.ceiling,
+				g->fl.running ? "true" : "false");
+		}
+		fprintf(out, "]");
+	}
 	fprintf(out, ",\"sent_per_s\":[");
 	for (size_t i = 0; i < f->st.per_s_len; i++)
 		fprintf(out, "%s%u", i ? "," : "", f->st.per_s[i]);

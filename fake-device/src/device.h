@@ -11,9 +11,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <usbredirproto.h>
+
 #include "camera.h"
 #include "desc.h"
 #include "flood.h"
+#include "pmodel.h"
+#include "profile.h"
 
 #define FAKE_UVC_VERSION "0.1"
 #define FAKE_UVC_JSON_VERSION 1
@@ -34,6 +38,8 @@ struct fake_cfg {
 	uint64_t max_buffered;      /* stop generating above this many queued
 				       output bytes (peer not reading) */
 	const char *serial;         /* iSerialNumber string; NULL: default */
+	const char *profile;        /* a profile file (profiles/FORMAT.md) to
+				       serve instead of the built-in camera */
 	int verbose;                /* 0 errors, 1 +warnings, 2 +info, 3 debug */
 	FILE *log;                  /* NULL: no log at all */
 };
@@ -48,7 +54,11 @@ struct fake_counters {
 	uint64_t unexpected;        /* usb-guest only messages */
 	uint64_t socket_throttled;
 	uint64_t bad_endpoint;      /* start/stop on an endpoint we lack */
+	uint64_t bulk_out, bulk_out_bytes;  /* profile: bulk OUT data taken */
+	uint64_t bulk_in_held;      /* profile: bulk IN reads never answered */
 };
+
+#define FAKE_MAX_HELD 64        /* bulk IN reads held (a quiet device) */
 
 struct usbredirparser;
 
@@ -60,6 +70,18 @@ struct fake_dev {
 	struct cam_state cam;
 	struct flood flood;
 	struct fake_counters c;
+
+	/* --profile: the profile's device instead of the built-in camera */
+	int use_profile;
+	struct profile prof;
+	struct pmodel pm;
+	struct pm_gen gens[PROFILE_MAX_INTERRUPTS];
+	size_t n_gens;
+	struct {
+		uint64_t id;
+		struct usb_redir_bulk_packet_header h;
+	} held[FAKE_MAX_HELD];
+	size_t n_held;
 
 	double now;                 /* time of the last call in */
 	double started_at;

@@ -380,6 +380,12 @@ size_t flood_next(struct flood *f, struct cam_state *st, uint8_t *buf)
 		len = make_random(f, buf);
 		break;
 	}
+	flood_account(f, len);
+	return len;
+}
+
+void flood_account(struct flood *f, size_t len)
+{
 	if (f->first_start >= 0) {
 		double t = f->last - f->first_start;
 		size_t i = t > 0 ? (size_t)t : 0;
@@ -395,5 +401,4 @@ size_t flood_next(struct flood *f, struct cam_state *st, uint8_t *buf)
 	f->st.by_pattern[f->cfg.pattern]++;
 	f->tokens -= 1;
 	f->est_queue += 1;
-	return len;
 }

@@ -106,6 +106,10 @@ unsigned flood_budget(struct flood *f, double now);
  * events also update @st so that GET_CUR agrees with what was announced. */
 size_t flood_next(struct flood *f, struct cam_state *st, uint8_t *buf);
 
+/* Account one packet of @len bytes built by someone else (the profile
+ * device's generators) as sent: the counters and the pacing. */
+void flood_account(struct flood *f, size_t len);
+
 /* When the caller should call flood_budget() again. */
 double flood_next_wakeup(const struct flood *f, double now, double batch);
 

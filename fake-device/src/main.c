@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "device.h"
 
 enum exit_code {
@@ -33,6 +34,7 @@ struct options {
 	const char *connect_path;
 	double connect_timeout;
 	int exit_when_done;
+	int dump_profile;
 	struct fake_cfg dev;
 };
 
@@ -50,6 +52,8 @@ struct sock_io {
 
 static const char usage_text[] =
 "Usage: fake-uvc (--listen PATH | --connect PATH) [options]\n"
+"       fake-uvc --dump-profile [--serial STR]\n"
+"       fake-uvc --check-profile FILE\n"
 "\n"
 "A fake high-speed UVC 1.1 webcam on the usb-host side of usbredir.  QEMU\n"
 "attaches it with\n"
@@ -84,6 +88,17 @@ static const char usage_text[] =
 "  --hotplug S            unplug the camera S seconds after the flood first\n"
 "                         starts, then S seconds after each replug ...\n"
 "  --hotplug-off S        ... and plug it back S seconds later (0.5)\n"
+"Profiles (profiles/FORMAT.md):\n"
+"  --profile FILE         serve the device FILE describes instead of the\n"
+"                         built-in camera: its descriptors, its answers,\n"
+"                         and each interrupt IN endpoint flooded as its\n"
+"                         `interrupt` lines say (--rate, --seed, --count,\n"
+"                         --duration apply to each endpoint; --pattern\n"
+"                         and --xu-selector0 do not)\n"
+"  --check-profile FILE   load FILE, report the first error (FILE:LINE:\n"
+"                         ...) and exit: 0 valid, 2 not\n"
+"  --dump-profile         write the built-in camera as a profile (what a\n"
+"                         capture of it reads) to stdout and exit\n"
 "Other:\n"
 "  -v, --verbose          more log on stderr (repeat for more)\n"
 "  -q, --quiet            errors only\n"
@@ -148,7 +163,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		OPT_LISTEN = 256, OPT_CONNECT, OPT_CONNECT_TIMEOUT, OPT_PATTERN,
 		OPT_RATE, OPT_SEED, OPT_DURATION, OPT_COUNT, OPT_EXIT_DONE,
 		OPT_WINDOW, OPT_GUEST_RATE, OPT_BATCH, OPT_XU0, OPT_HOTPLUG,
-		OPT_HOTPLUG_OFF, OPT_SERIAL,
+		OPT_HOTPLUG_OFF, OPT_SERIAL, OPT_PROFILE, OPT_CHECK_PROFILE,
+		OPT_DUMP_PROFILE,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -165,6 +181,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "batch-ms", required_argument, NULL, OPT_BATCH },
 		{ "xu-selector0", no_argument, NULL, OPT_XU0 },
 		{ "serial", required_argument, NULL, OPT_SERIAL },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "check-profile", required_argument, NULL, OPT_CHECK_PROFILE },
+		{ "dump-profile", no_argument, NULL, OPT_DUMP_PROFILE },
 		{ "hotplug", required_argument, NULL, OPT_HOTPLUG },
 		{ "hotplug-off", required_argument, NULL, OPT_HOTPLUG_OFF },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -266,6 +285,24 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->dev.serial = optarg;
 			break;
 		}
+		case OPT_PROFILE:
+		case OPT_CHECK_PROFILE: {
+			struct profile prof;
+			char err[512];
+
+			if (profile_load_file(optarg, &prof, err, sizeof(err)) < 0) {
+				fprintf(stderr, "fake-uvc: %s\n", err);
+				exit(EXIT_USAGE);
+			}
+			profile_free(&prof);
+			if (c == OPT_CHECK_PROFILE)
+				exit(EXIT_OK);
+			o->dev.profile = optarg;
+			break;
+		}
+		case OPT_DUMP_PROFILE:
+			o->dump_profile = 1;
+			break;
 		case OPT_HOTPLUG:
 			if (parse_double(optarg, &o->dev.hotplug_period, 1) ||
 			    o->dev.hotplug_period < 0.1)
@@ -295,6 +332,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->dump_profile)
+		return 0;
 	if (!!o->listen_path == !!o->connect_path)
 		return usage_error("%sexactly one of --listen PATH or "
 				   "--connect PATH is required", "");
@@ -647,6 +686,33 @@ static int run(struct options *o, int sfd)
 	return rc;
 }
 
+static int dump_profile(const char *serial)
+{
+	struct plan_report rep;
+	struct profile p;
+	char err[256];
+
+	if (builtin_profile(&p, serial, &rep, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fake-uvc: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	if (rep.failed)
+		fprintf(stderr, "fake-uvc: %s", rep.failures);
+	if (profile_validate(&p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fake-uvc: the built-in camera's profile does not validate: %s\n",
+			err);
+		profile_free(&p);
+		return EXIT_RUNTIME;
+	}
+	if (profile_write(stdout, &p) < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "fake-uvc: cannot write the profile: %s\n", strerror(errno));
+		profile_free(&p);
+		return EXIT_RUNTIME;
+	}
+	profile_free(&p);
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -656,6 +722,8 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc;
+	if (o.dump_profile)
+		return dump_profile(o.dev.serial);
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
