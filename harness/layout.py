@@ -601,7 +601,14 @@ def choose(structs: Mapping[str, Struct], f: DmaFacts, source: Optional[str] = N
     if len(tied) > 1 and not tied[0].exact_member:
         return None, tied        # a plain buffer fits many structures: no guess
     best = [c for c in tied if c.rank == cands[0].rank]     # the driver's own first
-    return best[0], best
+    c = best[0]
+    if source and any(s.decl_file for s in structs.values()) and c.fit != "exact" \
+            and not (c.exact_member and c.local):
+        # only a header's structure matches by a member (struct _ddebug's
+        # modname is 8 bytes too), or a member merely holds the buffer
+        # (1522 bytes of an 1784-byte array): a plain buffer, not a guess
+        return None, tied
+    return c, best
 
 
 # --------------------------------------------------------------------------
@@ -1000,10 +1007,12 @@ class LayoutFinder:
         if cand is None and best:
             names = [f"{c.struct.kind} {c.struct.name} ({c.struct.size})" for c in best]
             more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+            why = ("none declared next to it has a member that is exactly the buffer"
+                   if any(c.exact_member for c in best) else
+                   "none has a member that is exactly the buffer")
             return Layout(facts, source=source, tool=tool, candidates=names,
                           note=(f"{len(best)} structures in {source} could hold the buffer "
-                                f"({', '.join(names[:8])}{more}); none has a member that is "
-                                "exactly the buffer (a plain buffer?)"))
+                                f"({', '.join(names[:8])}{more}); {why} (a plain buffer?)"))
         if cand is None:
             return Layout(facts, source=source, tool=tool,
                           note=(f"no structure in {source} has a member at "

@@ -210,8 +210,16 @@ class DriversOwn(unittest.TestCase):
         self.assertEqual(cand.struct.name, "virtio_crypto_ctrl_request")
         self.assertEqual([c.struct.name for c in best], ["virtio_crypto_ctrl_request"])
         self.assertEqual(cand.path[-1].name, "input")
-        cand, _ = layout.choose(st, f, "kernel/other/file.c")
-        self.assertEqual(cand.struct.name, "shrinker")   # alphabetical, as before
+        # seen from a file that declares neither, a header's exact member is
+        # no evidence: no guess, both listed
+        cand, best = layout.choose(st, f, "kernel/other/file.c")
+        self.assertIsNone(cand)
+        self.assertEqual(sorted(c.struct.name for c in best),
+                         ["shrinker", "virtio_crypto_ctrl_request"])
+        # without declaration files (gdb, old pahole output) the old rule stays
+        plain = {k: layout.Struct(s.kind, s.name, s.size, s.members) for k, s in st.items()}
+        cand, _ = layout.choose(plain, f, "kernel/other/file.c")
+        self.assertEqual(cand.struct.name, "shrinker")   # alphabetical
 
     def test_locality_never_makes_a_plain_buffer_guess(self):
         a = layout.Struct("struct", "mine", 192, [layout.Member(0, 192, "u8", "x[192]")],
