@@ -50,6 +50,7 @@ class CameraSpec:
     duration: float
     seed: int = 1
     hotplug: float = 0.0
+    profiles: tuple[Path, ...] = ()     # devices served from profiles, after the cameras
 
 
 def build_fake_device() -> Path:
@@ -76,8 +77,11 @@ class Cameras:
     """N fake-uvc processes; a context manager that always stops them."""
 
     def __init__(self, n: int, spec: CameraSpec, run_dir: Path):
-        if not 1 <= n <= 8:
+        if not (0 if spec.profiles else 1) <= n <= 8:
             raise InputError(f"--cameras {n}: between 1 and 8 (the guest agent's limit)")
+        if n + len(spec.profiles) > 8:
+            raise InputError(f"{n} camera(s) and {len(spec.profiles)} --device: at most 8 "
+                             "USB devices in all")
         self.n, self.spec, self.run_dir = n, spec, run_dir
         self.cams: list[Camera] = []
         self.sock_dir: Path | None = None
@@ -88,13 +92,16 @@ class Cameras:
         self.sock_dir = Path(tempfile.mkdtemp(prefix="dmah-"))
         os.chmod(self.sock_dir, 0o700)
         try:
-            for i in range(self.n):
+            for i in range(self.n + len(self.spec.profiles)):
                 sock = self.sock_dir / f"cam{i}.sock"
                 out = self.run_dir / f"camera{i}.json"
                 err = self.run_dir / f"camera{i}.log"
-                cmd = [str(binary), "--listen", str(sock), "--pattern", self.spec.flood.pattern,
-                       "--rate", self.spec.flood.rate, "--seed", str(self.spec.seed + i),
-                       "--duration", f"{self.spec.duration:g}", "--serial", f"DMAH-{i + 1:04d}"]
+                cmd = [str(binary), "--listen", str(sock), "--rate", self.spec.flood.rate,
+                       "--seed", str(self.spec.seed + i), "--duration", f"{self.spec.duration:g}"]
+                if i < self.n:
+                    cmd += ["--pattern", self.spec.flood.pattern, "--serial", f"DMAH-{i + 1:04d}"]
+                else:
+                    cmd += ["--profile", str(self.spec.profiles[i - self.n])]
                 if self.spec.hotplug:
                     cmd += ["--hotplug", f"{self.spec.hotplug:g}"]
                 with open(out, "wb") as fo, open(err, "wb") as fe:

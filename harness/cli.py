@@ -149,6 +149,8 @@ def flood_group(p, *, title: str = "flood (run settings)"):
     _setting(g, "fail_nth", metavar="PATHS", nargs="?", const=failnth.PATHS,
              default_shown="off; without PATHS: probe,disconnect")
     _setting(g, "fail_nth_max", metavar="N")
+    g.add_argument("--device", dest="devices", action="append", default=None,
+                   metavar="NAME|FILE", help=settings.SETTINGS["devices"].help)
     g.add_argument("--case", type=Path, metavar="DIR|case.toml",
                    help="a case: its [run] table gives the run settings that no flag gives")
     return g
@@ -169,7 +171,8 @@ def variant_spec(a, *, series_: bool = True) -> VariantSpec:
 
 def flags(a) -> dict[str, Any]:
     """The run settings given on the command line (typed; absent ones are None)."""
-    return {k: getattr(a, k) for k in settings.SETTINGS if getattr(a, k, None) is not None}
+    return {k: tuple(v) if isinstance(v, list) else v for k in settings.SETTINGS
+            if (v := getattr(a, k, None)) is not None}
 
 
 # --- printing ------------------------------------------------------------------------
@@ -256,6 +259,9 @@ def cmd_run(a) -> int:
     fr = pipeline.run_flood(pipeline.RunRequest(variant_spec(a), b, f, a.run_dir),
                             Progress(quiet=a.quiet), on_output=_console(b))
     s, payload = fr.summary, fr.payload
+    if payload.get("devices") is not None:
+        _emit(a, payload, _devices_text(fr, f))
+        return errors.EXIT_OK
     _emit(a, payload,
           f"{fr.build.artifacts.key}: {f.flood.pattern}:{f.flood.rate} flood, {s['cameras']} camera(s), "
           f"{f.duration:g}s ({fr.result.accel})\n"
@@ -269,6 +275,25 @@ def cmd_run(a) -> int:
           f"  console  {fr.result.console}\n  result   {fr.run_dir / 'result.json'}"
           + _profile_lines(payload) + (f"\n{fr.checks.format_text()}" if fr.checks else ""))
     return errors.EXIT_OK
+
+
+def _devices_text(fr, f) -> str:
+    """`run --device`: per device, its drivers, nodes and endpoint counts."""
+    out = [f"{fr.build.artifacts.key}: {len(fr.payload['devices'])} USB device(s) from "
+           f"profiles, {f.duration:g}s ({fr.result.accel})"]
+    for d, cam in zip(fr.payload["devices"], fr.payload["cameras"]):
+        sent = {e["endpoint"]: e["sent"] for e in cam.get("endpoints", [])}
+        where = f"at {d['found']}" if d["found"] else "NOT FOUND in the guest"
+        out.append(f"  {d['name']} ({d['id']}) {where}")
+        if d["interfaces"]:
+            out.append("    drivers    " + ", ".join(f"{k}: {v}" for k, v in d["interfaces"].items()))
+        if d["opened"]:
+            out.append("    opened     " + ", ".join(d["opened"]))
+        for ep, n in d["interrupt_completions"].items():
+            out.append(f"    {ep}       {n} completions in the guest (usbmon), "
+                       f"{sent.get(int(ep, 16), 0)} packets sent")
+    out.append(f"  console  {fr.result.console}\n  result   {fr.run_dir / 'result.json'}")
+    return "\n".join(out)
 
 
 def cmd_run_case(a) -> int:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import agentresult, bisect, camera, errors, failnth, fragments, initramfs, insnprof, \
-    jsonout, kernel, kunit, paths, proc, profiles, qemu, reports, series
+    jsonout, kernel, kunit, paths, proc, profiles, qemu, reports, series, usbdevices
 from .checkout import Checkout, open_checkout
 from .errors import HarnessError
 from .progress import Progress
@@ -274,6 +274,20 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                               fail_nth_driver="uvcvideo" if f.fail_nth else "",
                               fail_nth_paths=f.fail_nth or failnth.PATHS,
                               fail_nth_max=f.fail_nth_max)
+    profs: list[usbdevices.Profile] = []
+    if f.devices:
+        # profiles instead of the built-in cameras, and a workload that
+        # holds their drivers' nodes open (harness.usbdevices)
+        if f.fail_nth:
+            raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device")
+        if len(f.devices) > usbdevices.MAX_DEVICES:
+            raise errors.InputError(f"{len(f.devices)} --device: at most "
+                                    f"{usbdevices.MAX_DEVICES}")
+        binary = camera.build_fake_device()
+        profs = [usbdevices.load(d, binary) for d in f.devices]
+        modules = tuple(dict.fromkeys(m for p in profs for m in p.modules))
+        cfg = initramfs.RunConfig(modules=modules, workload="shell-cmd",
+                                  workload_cmd=usbdevices.guest_script(profs, f.duration))
     extra_time = 0.0
     if f.fail_nth:
         if f.hotplug:
@@ -281,12 +295,15 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                                     "uvcvideo: give one")
         check_fail_nth(job.build.artifacts)
         extra_time = FAIL_NTH_STEP_S * f.fail_nth_max * len(f.fail_nth)
-    spec = camera.CameraSpec(f.flood, f.duration + 5, f.seed, f.hotplug)
+    spec = camera.CameraSpec(f.flood, f.duration + 5, f.seed, f.hotplug,
+                             tuple(p.path for p in profs))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_dir.mkdir(parents=True, exist_ok=True)
-    with camera.Cameras(f.cameras, spec, run_dir) as cams:
-        progress.note(f"[{job.command} {job.build.artifacts.key}] {f.cameras} camera(s), flood "
-                      f"{f.flood.pattern}:{f.flood.rate} for {f.duration:g}s")
+    with camera.Cameras(0 if profs else f.cameras, spec, run_dir) as cams:
+        progress.note(f"[{job.command} {job.build.artifacts.key}] "
+                      + (f"{len(profs)} device(s) ({', '.join(p.name for p in profs)})"
+                         if profs else f"{f.cameras} camera(s), flood "
+                         f"{f.flood.pattern}:{f.flood.rate}") + f" for {f.duration:g}s")
         data_log = run_dir / "agent.log"
 
         def camera_gone() -> str:
@@ -311,12 +328,15 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     summary["qemu_cpu_s"] = round(qemu_cpu, 3)
     summary["fake_device_cpu_share"] = (round(summary["fake_device_cpu_s"] / qemu_cpu, 4)
                                         if qemu_cpu else None)
-    payload = {"command": job.command, "ok": result.ok and not crashed and agent is not None,
+    devs = [d.to_json() for d in usbdevices.parse(console, profs)] if profs else None
+    payload = {"command": job.command,
+               "ok": result.ok and not crashed and (agent is not None or bool(profs)),
                **dict(job.about), "build": job.build.to_json(), "run_dir": str(run_dir),
                "flood": f.flood.__dict__, "duration_s": f.duration, "summary": summary,
                "agent": agent, "cameras": [c.counters for c in cams.cams], **result.to_json(),
                **insn_profile(job.boot, job.build.artifacts, run_dir, result),
-               "fail_nth": list(f.fail_nth), "guest_checks": checks.to_json() if checks else None}
+               "fail_nth": list(f.fail_nth), "guest_checks": checks.to_json() if checks else None,
+               **({"devices": devs} if profs else {})}
     if f.fail_nth and checks is not None and result.ok and not crashed and (
             checks.error or not checks.result_line):
         payload["ok"] = False
@@ -344,7 +364,7 @@ def check_flood(fr: FloodRun) -> None:
     e: HarnessError | None = fr.device_error()
     if e is None and not result.ok:
         e = guest_failure(result)
-    if e is None and fr.agent is None:
+    if e is None and fr.agent is None and not fr.payload.get("devices"):
         e = errors.GuestError(f"the guest agent printed no result line; console {result.console}",
                               path=str(result.console))
     ch = fr.checks
@@ -502,6 +522,9 @@ class RunRequest:
 def run_flood(req: RunRequest, progress: Progress, on_output=None) -> FloodRun:
     """Build, flood once; raise what failed (a camera, the guest, the agent) with the payload."""
     t = target(req.variant)
+    if req.flood.devices:
+        # the drivers of the profiles' USB classes, and usbmon
+        t = replace(t, frags=t.frags + (fragments.parse_fragment(usbdevices.FRAGMENT),))
     res = build(t, progress=progress)
     run_dir = req.run_dir or new_run_dir(f"run-{t.name}")
     fr = flood_once(FloodJob(res, run_dir, req.boot, req.flood, about=tuple(t.to_json().items())),

@@ -60,6 +60,7 @@ class FloodSettings:
     agent_args: str = ""         # more arguments for the guest agent
     fail_nth: tuple[str, ...] = ()   # after the flood: fail-nth on the driver's probe/disconnect
     fail_nth_max: int = 400      # at most this many steps per path
+    devices: tuple[str, ...] = ()    # USB device profiles served instead of the cameras
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,15 @@ def _fail_paths(v: Any) -> tuple[str, ...]:
     return tuple(p for p in failnth.PATHS if p in out)
 
 
+def _devices(v: Any) -> tuple[str, ...]:
+    """Profile names or files (harness.usbdevices resolves them at run time)."""
+    words = v if isinstance(v, (list, tuple)) else [v]
+    out = tuple(_string(w).strip() for w in words)
+    if any(not w for w in out):
+        raise InputError("an empty device profile name")
+    return out
+
+
 def _accel(v: Any) -> str:
     v = _string(v)
     if v not in ("auto", "tcg", "kvm"):
@@ -197,6 +207,12 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "slab/page allocation of the binding task failing, until a bind no longer reaches "
             "the Nth (needs --profile full; PATHS: probe,disconnect)"),
     Setting("fail_nth_max", "flood", _positive(int), "fail-nth: at most N steps per path"),
+    Setting("devices", "flood", _devices,
+            "a USB device profile to attach instead of the built-in cameras (repeatable): a "
+            "shipped profile's name (fake-device/profiles/NAME.profile) or a profile file; "
+            "each is served by its own fake-uvc --profile, the guest holds the nodes its "
+            "drivers create open for --duration, and usbmon counts each interrupt IN "
+            "endpoint's completions"),
 )}
 
 CASE_KEYS = tuple(n for n, s in SETTINGS.items() if s.in_case)
@@ -266,4 +282,5 @@ def flood_json(f: FloodSettings) -> dict:
     return {"pattern": f.flood.pattern, "rate": f.flood.rate, "duration_s": f.duration,
             "cycle_hz": f.cycle_hz, "phys_hz": f.phys_hz, "cameras": f.cameras,
             "hotplug": f.hotplug, "seed": f.seed, "agent_args": f.agent_args,
-            "fail_nth": list(f.fail_nth), "fail_nth_max": f.fail_nth_max}
+            "fail_nth": list(f.fail_nth), "fail_nth_max": f.fail_nth_max,
+            "devices": list(f.devices)}

@@ -1,0 +1,237 @@
+"""USB device profiles attached to a run: `dmaharness run --device NAME|FILE`.
+
+A profile (fake-device/profiles/FORMAT.md) is served by one fake-uvc
+--profile per device over usb-redir.  The guest's workload (a busybox
+script, below) waits for each device, records which driver bound each of
+its interfaces, holds the nodes those drivers create open for the run
+(video and input nodes, ttys, network links up), so that every driver
+keeps its interrupt IN endpoints polled, and counts the completions of
+each interrupt IN endpoint with usbmon.  Its lines::
+
+    DMAHARNESS-DEVICE <i> found <bus>:<dev> <vid>:<pid>
+    DMAHARNESS-DEVICE <i> interface <n> driver <name>|none
+    DMAHARNESS-DEVICE <i> open <node>
+    DMAHARNESS-DEVICE <i> endpoint 0x81 completions <n>
+    DMAHARNESS-DEVICE <i> missing
+
+become the result's "devices" list.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import paths
+from .errors import InputError
+
+PROFILES_DIR = paths.REPO / "fake-device" / "profiles"
+FRAGMENT = paths.REPO / "kconfig-fragments" / "usb" / "usb-profiles.config"
+MAX_DEVICES = 8
+
+# the driver module of an interface: by (class, subclass), or by VID:PID
+# for vendor-class devices; what the init loads before the workload
+CLASS_MODULES = {(0x0e, None): "uvcvideo", (0x03, None): "usbhid", (0x02, 0x02): "cdc_acm",
+                 (0x02, 0x06): "cdc_ether", (0x02, 0x0d): "cdc_ncm"}
+VENDOR_MODULES = {(0x067b, 0x2303): "pl2303", (0x1a86, 0x7523): "ch341",
+                  (0x0bda, 0x8153): "r8152"}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    path: Path
+    vid: int
+    pid: int
+    modules: tuple[str, ...]
+    interrupt_in: tuple[int, ...]        # bEndpointAddress of every interrupt IN endpoint
+
+    @property
+    def id(self) -> str:
+        return f"{self.vid:04x}:{self.pid:04x}"
+
+
+def _statement_bytes(text: str, keyword: str) -> list[bytes]:
+    """The hex bytes of every `keyword` statement (continuation lines too)."""
+    out, cur = [], None
+    for line in text.splitlines():
+        body = line.split("#", 1)[0]
+        if line[:1] in (" ", "\t") and cur is not None:
+            cur += body.split()
+            continue
+        if cur is not None:
+            out.append(bytes(int(x, 16) for x in cur))
+            cur = None
+        words = body.split()
+        if words and words[0] == keyword:
+            cur = words[1:]
+    if cur is not None:
+        out.append(bytes(int(x, 16) for x in cur))
+    return out
+
+
+def _descriptors(config: bytes):
+    i = 0
+    while i + 2 <= len(config) and config[i] >= 2:
+        yield config[i:i + config[i]]
+        i += config[i]
+
+
+def resolve(spec: str) -> Path:
+    """A shipped profile's name (fake-device/profiles/NAME.profile) or a file."""
+    if re.fullmatch(r"[a-z0-9][a-z0-9-]*", spec) and (PROFILES_DIR / f"{spec}.profile").is_file():
+        return PROFILES_DIR / f"{spec}.profile"
+    p = Path(spec)
+    if p.is_file():
+        return p.resolve()
+    shipped = sorted(x.stem for x in PROFILES_DIR.glob("*.profile"))
+    raise InputError(f"--device {spec}: neither a shipped profile ({', '.join(shipped)}) "
+                     "nor a profile file")
+
+
+def load(spec: str, fake_uvc: Path) -> Profile:
+    """Resolve and check a profile with the fake device's own parser
+    (`fake-uvc --check-profile`: the same code that will serve it)."""
+    path = resolve(spec)
+    r = subprocess.run([str(fake_uvc), "--check-profile", str(path)], capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode != 0:
+        msg = r.stderr.strip().removeprefix("fake-uvc: ") or f"exit {r.returncode}"
+        raise InputError(f"--device {spec}: {msg}", path=str(path))
+    text = path.read_text(errors="replace")
+    name = next((ln.split()[1] for ln in text.splitlines()
+                 if ln.startswith("name ") and len(ln.split()) > 1), path.stem)
+    dev = _statement_bytes(text, "device")[0]
+    vid, pid = dev[8] | dev[9] << 8, dev[10] | dev[11] << 8
+    modules, eps = [], []
+    configs = _statement_bytes(text, "config")
+    for d in _descriptors(configs[0] if configs else b""):
+        if d[1] == 0x04 and len(d) >= 9:
+            m = CLASS_MODULES.get((d[5], d[6])) or CLASS_MODULES.get((d[5], None))
+            if m and m not in modules:
+                modules.append(m)
+        elif d[1] == 0x05 and len(d) >= 7 and d[2] & 0x80 and d[3] & 3 == 3 and d[2] not in eps:
+            eps.append(d[2])
+    vendor = VENDOR_MODULES.get((vid, pid))
+    if vendor and vendor not in modules:
+        modules.append(vendor)
+    return Profile(name, path, vid, pid, tuple(modules), tuple(eps))
+
+
+def guest_script(profiles: list[Profile], duration: float) -> str:
+    """The busybox sh workload (see the module docstring)."""
+    lines = [
+        "say() { echo \"DMAHARNESS-DEVICE $*\"; }",
+        "[ -d /sys/kernel/debug/usb ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null",
+        # find VID:PID's Nth instance in /sys/bus/usb/devices, waiting up to 20 s
+        "find_dev() {",
+        "  local vid=$1 pid=$2 nth=$3 i=0 n d",
+        "  while [ $i -lt 40 ]; do",
+        "    n=0",
+        "    for d in /sys/bus/usb/devices/*; do",
+        "      [ -f $d/idVendor ] || continue",
+        "      [ \"$(cat $d/idVendor):$(cat $d/idProduct)\" = \"$vid:$pid\" ] || continue",
+        "      n=$((n + 1)); [ $n = $nth ] && { echo $d; return 0; }",
+        "    done",
+        "    i=$((i + 1)); sleep 0.5",
+        "  done",
+        "  return 1",
+        "}",
+        "sleep 2",       # let the drivers bind
+        "pids=",
+    ]
+    seen: dict[str, int] = {}
+    for i, p in enumerate(profiles):
+        seen[p.id] = seen.get(p.id, 0) + 1
+        v, d = f"{p.vid:04x}", f"{p.pid:04x}"
+        lines += [
+            f"if d=$(find_dev {v} {d} {seen[p.id]}); then",
+            f"  bus=$(cat $d/busnum); dev=$(cat $d/devnum)",
+            f"  say {i} found $bus:$dev {v}:{d}",
+            f"  echo \"{i} $bus $dev\" >> /tmp/devices",
+            "  for f in $d/$(basename $d):*; do",
+            "    [ -d $f ] || continue",
+            "    drv=none; [ -L $f/driver ] && drv=$(basename $(readlink $f/driver))",
+            f"    say {i} interface $(cat $f/bInterfaceNumber) driver $drv",
+            "  done",
+            # every node under the device: hold it open for the run
+            "  for c in video4linux/video input/event tty/ttyACM tty/ttyUSB; do",
+            "    for n in /sys/class/${c}*; do",
+            "      [ -e $n ] || continue",
+            "      case $(readlink -f $n/device) in $(readlink -f $d)/*) ;; *) continue ;; esac",
+            f"      sleep {duration:g} < /dev/$(basename $n) 2>/dev/null &",
+            f"      pids=\"$pids $!\"; say {i} open /dev/$(basename $n)",
+            "    done",
+            "  done",
+            "  for n in /sys/class/net/*; do",
+            "    case $(readlink -f $n/device) in $(readlink -f $d)/*) ;; *) continue ;; esac",
+            f"    ip link set $(basename $n) up && say {i} open net $(basename $n)",
+            "  done",
+            "else",
+            f"  say {i} missing",
+            "fi",
+        ]
+    lines += [
+        "[ -f /tmp/devices ] || exit 0",
+        # usbmon: every completion of every URB of each bus, for the run
+        "for b in $(cut -d' ' -f2 /tmp/devices | sort -u); do",
+        "  cat /sys/kernel/debug/usb/usbmon/${b}u > /tmp/usbmon.$b &",
+        "  mons=\"$mons $!\"",
+        "done",
+        f"sleep {duration:g}",
+        "kill $mons $pids 2>/dev/null",
+        "wait 2>/dev/null",
+        "while read -r i bus dev; do",
+    ]
+    for i, p in enumerate(profiles):
+        for ep in p.interrupt_in:
+            lines += [
+                f"  [ $i = {i} ] && say {i} endpoint 0x{ep:02x} completions "
+                f"$(grep -c \" C Ii:$bus:$(printf %03d $dev):{ep & 0x0f} \" /tmp/usbmon.$bus)",
+            ]
+    lines += ["done < /tmp/devices", "exit 0"]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class DeviceResult:
+    index: int
+    name: str
+    id: str
+    found: str | None = None                   # "bus:dev"
+    interfaces: dict[int, str] = field(default_factory=dict)
+    opened: list[str] = field(default_factory=list)
+    completions: dict[str, int] = field(default_factory=dict)   # "0x81" -> n
+
+    @property
+    def bound(self) -> bool:
+        return bool(self.interfaces) and all(d != "none" for d in self.interfaces.values())
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "name": self.name, "id": self.id, "found": self.found,
+                "interfaces": {str(k): v for k, v in sorted(self.interfaces.items())},
+                "bound": self.bound, "opened": self.opened,
+                "interrupt_completions": self.completions}
+
+
+_LINE = re.compile(r"DMAHARNESS-DEVICE (\d+) (.*)$")
+
+
+def parse(console: str, profiles: list[Profile]) -> list[DeviceResult]:
+    out = [DeviceResult(i, p.name, p.id) for i, p in enumerate(profiles)]
+    for ln in console.splitlines():
+        m = _LINE.search(ln)
+        if not m or int(m.group(1)) >= len(out):
+            continue
+        r, words = out[int(m.group(1))], m.group(2).split()
+        if words[:1] == ["found"] and len(words) >= 2:
+            r.found = words[1]
+        elif words[:1] == ["interface"] and len(words) == 4 and words[1].isdigit():
+            r.interfaces[int(words[1])] = words[3]
+        elif words[:1] == ["open"]:
+            r.opened.append(" ".join(words[1:]))
+        elif words[:1] == ["endpoint"] and len(words) == 4 and words[3].isdigit():
+            r.completions[words[1]] = int(words[3])
+    return out

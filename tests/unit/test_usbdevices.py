@@ -1,0 +1,136 @@
+"""harness.usbdevices: profiles attached by `run --device`, the guest script, its lines."""
+
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness import camera, settings, usbdevices
+from harness.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def fake_uvc() -> Path:
+    return camera.build_fake_device()
+
+
+class Load(unittest.TestCase):
+    def test_builtin_camera(self):
+        p = usbdevices.load("builtin-uvc", fake_uvc())
+        self.assertEqual((p.vid, p.pid), (0x1209, 0x0001))
+        self.assertEqual(p.id, "1209:0001")
+        self.assertEqual(p.modules, ("uvcvideo",))
+        self.assertEqual(p.interrupt_in, (0x83,))          # the status endpoint only
+        self.assertEqual(p.name, "builtin-uvc")
+
+    def test_a_file_works_as_well_as_a_name(self):
+        p = usbdevices.load(str(usbdevices.PROFILES_DIR / "builtin-uvc.profile"), fake_uvc())
+        self.assertEqual(p.name, "builtin-uvc")
+
+    def test_a_broken_profile_names_its_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "bad.profile"
+            text = (usbdevices.PROFILES_DIR / "builtin-uvc.profile").read_text()
+            f.write_text(text.replace("speed high", "speed warp"))
+            line = text.splitlines().index("speed high") + 1
+            with self.assertRaises(InputError) as cm:
+                usbdevices.load(str(f), fake_uvc())
+            self.assertIn(f"bad.profile:{line}:", cm.exception.message)
+            self.assertIn("--device", cm.exception.message)
+
+    def test_unknown_name_lists_the_shipped_ones(self):
+        with self.assertRaises(InputError) as cm:
+            usbdevices.resolve("no-such-device")
+        self.assertIn("builtin-uvc", cm.exception.message)
+
+    def test_class_and_vendor_modules(self):
+        # a CDC ACM interface and a vendor device known by VID:PID
+        cfg = bytes([9, 2, 0, 0, 1, 1, 0, 0x80, 50,
+                     9, 4, 0, 0, 1, 0x02, 0x02, 0x01, 0,
+                     7, 5, 0x82, 3, 8, 0, 16])
+        cfg = cfg[:2] + bytes([len(cfg), 0]) + cfg[4:]
+        text = ("dmaharness-usb-profile 1\nname acm\nspeed full\n"
+                "device 12 01 00 02 02 00 00 40 7b 06 03 23 00 03 00 00 00 01\n"
+                "config " + " ".join(f"{b:02x}" for b in cfg) + "\n")
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "acm.profile"
+            f.write_text(text)
+            p = usbdevices.load(str(f), fake_uvc())
+        self.assertEqual(p.modules, ("cdc_acm", "pl2303"))    # 067b:2303 is a PL2303 too
+        self.assertEqual(p.interrupt_in, (0x82,))
+
+
+class Script(unittest.TestCase):
+    def profiles(self):
+        p = usbdevices.load("builtin-uvc", fake_uvc())
+        return [p, p]
+
+    def test_busybox_parses_it(self):
+        script = usbdevices.guest_script(self.profiles(), 10)
+        r = subprocess.run(["busybox", "sh", "-n"], input=script, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_two_of_one_kind_are_told_apart(self):
+        script = usbdevices.guest_script(self.profiles(), 10)
+        self.assertIn("find_dev 1209 0001 1)", script)
+        self.assertIn("find_dev 1209 0001 2)", script)
+        self.assertIn(" C Ii:$bus:$(printf %03d $dev):3 ", script)   # endpoint 0x83
+        self.assertIn("sleep 10 < /dev/", script)
+
+    def test_it_runs_where_no_device_appears(self):
+        # busybox sh on this machine: no /sys/bus/usb device 1209:0001, so each
+        # device is reported missing quickly enough when find_dev gives up
+        script = usbdevices.guest_script(self.profiles()[:1], 1)
+        script = script.replace("while [ $i -lt 40 ]", "while [ $i -lt 1 ]").replace(
+            "sleep 2\n", "")
+        r = subprocess.run(["busybox", "sh", "-c", script], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("DMAHARNESS-DEVICE 0 missing", r.stdout)
+
+
+class Parse(unittest.TestCase):
+    def test_lines(self):
+        p = usbdevices.load("builtin-uvc", fake_uvc())
+        console = "\n".join([
+            "[    5.1] usb 1-1: new high-speed USB device",
+            "DMAHARNESS-DEVICE 0 found 1:2 1209:0001",
+            "DMAHARNESS-DEVICE 0 interface 0 driver uvcvideo",
+            "DMAHARNESS-DEVICE 0 interface 1 driver uvcvideo",
+            "DMAHARNESS-DEVICE 0 open /dev/video0",
+            "DMAHARNESS-DEVICE 0 endpoint 0x83 completions 4711",
+            "DMAHARNESS-DEVICE 1 missing",
+            "DMAHARNESS-DEVICE 7 found 1:3 ffff:ffff",      # no such device: ignored
+        ])
+        r = usbdevices.parse(console, [p, p])
+        self.assertEqual(r[0].found, "1:2")
+        self.assertEqual(r[0].interfaces, {0: "uvcvideo", 1: "uvcvideo"})
+        self.assertTrue(r[0].bound)
+        self.assertEqual(r[0].completions, {"0x83": 4711})
+        self.assertEqual(r[0].opened, ["/dev/video0"])
+        self.assertIsNone(r[1].found)
+        self.assertFalse(r[1].bound)
+        j = r[0].to_json()
+        self.assertEqual(j["interfaces"], {"0": "uvcvideo", "1": "uvcvideo"})
+
+    def test_an_unbound_interface_is_not_bound(self):
+        p = usbdevices.load("builtin-uvc", fake_uvc())
+        r = usbdevices.parse("DMAHARNESS-DEVICE 0 interface 0 driver uvcvideo\n"
+                             "DMAHARNESS-DEVICE 0 interface 1 driver none\n", [p])
+        self.assertFalse(r[0].bound)
+
+
+class Setting(unittest.TestCase):
+    def test_devices_setting(self):
+        s = settings.SETTINGS["devices"]
+        self.assertEqual(s.parse("builtin-uvc"), ("builtin-uvc",))
+        self.assertEqual(s.parse(["a", "b"]), ("a", "b"))
+        with self.assertRaises(InputError):
+            s.parse([""])
+        _, f = settings.resolve({"devices": ("a", "b")})
+        self.assertEqual(f.devices, ("a", "b"))
+
+
+if __name__ == "__main__":
+    unittest.main()
