@@ -39,6 +39,41 @@ fi
 "$BIN" --connect "$dir/none" --connect-timeout 0.2 >/dev/null 2>"$dir/err"
 check "connect failure is a runtime error (1)" "[ $? -eq 1 ] && grep -q 'cannot connect' '$dir/err'"
 
+# Profiles: --check-profile, --dump-profile, --profile.
+prof=$(dirname "$0")/../profiles/builtin-uvc.profile
+"$BIN" --check-profile "$prof" >"$dir/out" 2>"$dir/err"
+check "--check-profile accepts profiles/builtin-uvc.profile (0)" \
+	"[ $? -eq 0 ] && [ ! -s '$dir/err' ] && [ ! -s '$dir/out' ]"
+# wTotalLength one short on the config line
+sed 's/^config 09 02 f8 01/config 09 02 f7 01/' "$prof" >"$dir/broken.profile"
+line=$(grep -n '^config' "$dir/broken.profile" | cut -d: -f1)
+"$BIN" --check-profile "$dir/broken.profile" >/dev/null 2>"$dir/err"
+check "--check-profile rejects a broken profile naming FILE:LINE (2)" \
+	"[ $? -eq 2 ] && [ -n '$line' ] && grep -q '$dir/broken.profile:$line: config: wTotalLength' '$dir/err'"
+printf 'dmaharness-usb-profile 2\n' >"$dir/v2.profile"
+"$BIN" --check-profile "$dir/v2.profile" >/dev/null 2>"$dir/err"
+check "--check-profile refuses a later format version (2)" \
+	"[ $? -eq 2 ] && grep -q '$dir/v2.profile:1:' '$dir/err'"
+"$BIN" --dump-profile >"$dir/dump.profile" 2>"$dir/err"
+check "--dump-profile exits 0, quietly" "[ $? -eq 0 ] && [ ! -s '$dir/err' ]"
+"$BIN" --check-profile "$dir/dump.profile" >/dev/null 2>&1
+check "--dump-profile output passes --check-profile" "[ $? -eq 0 ]"
+if cmp -s "$dir/dump.profile" "$prof"; then
+	ok "--dump-profile writes profiles/builtin-uvc.profile byte for byte"
+else
+	ko "--dump-profile writes profiles/builtin-uvc.profile byte for byte"
+	echo "# regenerate it: cd fake-device && build/fake-uvc --dump-profile > profiles/builtin-uvc.profile"
+fi
+"$BIN" --dump-profile --serial CAM-7 >"$dir/dump7.profile" 2>/dev/null
+check "--dump-profile --serial sets iSerialNumber" \
+	"grep -q '^string 0x0409 3 \"CAM-7\"\$' '$dir/dump7.profile'"
+"$BIN" --listen "$dir/p.sock" --profile "$dir/missing.profile" >/dev/null 2>"$dir/err"
+check "--profile with a missing file is a usage error naming it (2)" \
+	"[ $? -eq 2 ] && grep -q '$dir/missing.profile' '$dir/err' && grep -q 'No such file' '$dir/err' && [ ! -e '$dir/p.sock' ]"
+"$BIN" --listen "$dir/p.sock" --profile "$dir/broken.profile" >/dev/null 2>"$dir/err"
+check "--profile with a broken file is a usage error naming FILE:LINE (2)" \
+	"[ $? -eq 2 ] && grep -q '$dir/broken.profile:$line:' '$dir/err'"
+
 if command -v python3 >/dev/null 2>&1; then
 	# Peer: read the hello, then either wait to be killed or close.
 	cat >"$dir/peer.py" <<'PY'
@@ -86,6 +121,14 @@ PY
 	check "SIGTERM exits 0" "[ $rc -eq 0 ]"
 	check "SIGUSR1 then exit: two JSON lines" \
 		"[ \$(wc -l <'$dir/out2') -eq 2 ] && head -1 '$dir/out2' | grep -q '\"reason\":\"sigusr1\"' && tail -1 '$dir/out2' | grep -q '\"reason\":\"sigterm\"'"
+
+	"$BIN" --listen "$dir/d.sock" --profile "$prof" -q >"$dir/out4" 2>"$dir/err4" &
+	pid=$!
+	python3 "$dir/peer.py" "$dir/d.sock" close >"$dir/peer4"
+	wait $pid
+	rc=$?
+	check "--profile: serves the profile, one JSON line naming it" \
+		"[ $rc -eq 0 ] && grep -q '^hello$' '$dir/peer4' && [ \$(wc -l <'$dir/out4') -eq 1 ] && grep -q '\"profile\":\"builtin-uvc\"' '$dir/out4' && grep -q '\"endpoints\":\[{\"endpoint\":131,\"pattern\":\"uvc-control\"' '$dir/out4'"
 
 	"$BIN" --listen "$dir/c.sock" -q >"$dir/out3" 2>&1 &
 	pid=$!

@@ -203,10 +203,11 @@ static void g_bulk(void *priv, uint64_t id,
 {
 	struct peer *p = priv;
 
-	(void)id;
-	(void)h;
-	(void)data_len;
 	p->other_replies++;
+	p->bulk_replies++;
+	p->bulk_id = id;
+	p->bulk_status = h->status;
+	p->bulk_len = data_len;
 	usbredirparser_free_packet_data(p->parser, data);
 }
 

@@ -54,6 +54,12 @@ struct peer {
 	int ctrl_len;
 	uint8_t ctrl_data[4096];
 
+	/* bulk replies: how many, and the last one */
+	int bulk_replies;
+	uint64_t bulk_id;
+	int bulk_status;
+	int bulk_len;
+
 	/* interrupt packets received */
 	size_t n_irq;
 	struct peer_irq *irq;

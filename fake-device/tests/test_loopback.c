@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "fixtures.h"
 #include "peer.h"
 #include "tests.h"
 
@@ -348,6 +350,278 @@ static void test_json_line(void **state)
 	peer_free(p);
 }
 
+/* ---- --profile: the device a profile describes ------------------------------ */
+
+struct pdev {
+	char *path;
+	struct profile prof;            /* the same profile, parsed here */
+	struct peer *p;
+};
+
+static void pdev_attach(struct pdev *x, const char *text)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+
+	x->path = fx_tempfile(text);
+	fx_parse(text, &x->prof);
+	cfg.profile = x->path;
+	x->p = attach(&cfg);
+	assert_true(x->p->dev->use_profile);
+}
+
+static void pdev_free(struct pdev *x)
+{
+	peer_free(x->p);
+	profile_free(&x->prof);
+	unlink(x->path);
+	free(x->path);
+}
+
+static void test_profile_connect_and_enumerate(void **state)
+{
+	struct pdev x;
+	struct peer *p;
+	uint8_t in[4096];
+
+	(void)state;
+	pdev_attach(&x, fx_loop);
+	p = x.p;
+	/* the profile's speed and identity, interface and endpoint info first */
+	assert_true(p->caps_ok);
+	assert_int_equal(p->iface_before_connect, 1);
+	assert_int_equal(p->ep_before_connect, 1);
+	assert_int_equal(p->connect.speed, usb_redir_speed_full);
+	assert_int_equal(p->connect.vendor_id, 0x046d);
+	assert_int_equal(p->connect.product_id, 0xc03c);
+	assert_int_equal(p->connect.device_version_bcd, 0x0210);
+	assert_int_equal(p->connect.device_class, 0);
+	assert_int_equal(p->iface.interface_count, 2);
+	assert_int_equal(p->iface.interface[0], 0);
+	assert_int_equal(p->iface.interface_class[0], 0x03);
+	assert_int_equal(p->iface.interface_subclass[0], 0x01);
+	assert_int_equal(p->iface.interface_protocol[0], 0x02);
+	assert_int_equal(p->iface.interface_class[1], 0xff);
+	assert_int_equal(p->ep.max_packet_size[EP2I(0x00)], 8);
+	assert_int_equal(p->ep.type[EP2I(0x81)], usb_redir_type_interrupt);
+	assert_int_equal(p->ep.interval[EP2I(0x81)], 10);
+	assert_int_equal(p->ep.max_packet_size[EP2I(0x81)], 8);
+	assert_int_equal(p->ep.interface[EP2I(0x81)], 0);
+	assert_int_equal(p->ep.type[EP2I(0x82)], usb_redir_type_bulk);
+	assert_int_equal(p->ep.type[EP2I(0x02)], usb_redir_type_bulk);
+	assert_int_equal(p->ep.interface[EP2I(0x02)], 1);
+	assert_int_equal(p->ep.max_packet_size[EP2I(0x02)], 64);
+	assert_int_equal(p->ep.type[EP2I(0x83)], usb_redir_type_invalid);
+
+	/* GET_DESCRIPTOR over usbredir, from the profile */
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0100, 0, 64, NULL, in), 18);
+	assert_memory_equal(in, x.prof.device, 18);
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0200, 0, 9, NULL, in), 9);
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0200, 0, 0x39, NULL, in), 0x39);
+	assert_memory_equal(in, x.prof.configs[0].data, 0x39);
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0302, 0x0409, 255, NULL, in), 22);
+	assert_memory_equal(in + 2, "L\0o\0o\0p\0 \0M\0", 12);
+	assert_int_equal(peer_control(p, 0x80, 6, 0x0600, 0, 10, NULL, in), -1);
+	assert_int_equal(peer_control(p, 0x81, 6, 0x2200, 0, 0x40, NULL, in), 4);
+	assert_memory_equal(in, "\x05\x01\x09\x02", 4);
+
+	/* SET_CONFIGURATION as a usbredir message */
+	int eps = p->ep_infos;
+	peer_set_configuration(p, 1);
+	assert_int_equal(p->config_status, usb_redir_success);
+	assert_int_equal(p->config_value, 1);
+	assert_int_equal(p->ep_infos, eps + 1);
+	peer_set_configuration(p, 2);
+	assert_int_equal(p->config_status, usb_redir_stall);
+	assert_int_equal(p->config_value, 1);
+	/* class requests from the rules: SET_IDLE acknowledged, others stall */
+	assert_int_equal(peer_control(p, 0x21, 0x0a, 0, 0, 0, NULL, NULL), 0);
+	assert_int_equal(peer_control(p, 0xa1, 0x01, 0x0100, 0, 8, NULL, in), -1);
+	peer_set_alt(p, 0, 1);
+	assert_int_equal(p->alt_status, usb_redir_inval);
+	peer_set_alt(p, 1, 0);
+	assert_int_equal(p->alt_status, usb_redir_success);
+	assert_int_equal(p->dev->c.class_set, 1);
+	assert_int_equal(p->dev->c.control_stalls, 2);
+	pdev_free(&x);
+}
+
+static void test_profile_interrupt_replay(void **state)
+{
+	struct pdev x;
+	struct peer *p;
+	const struct profile_interrupt *in;
+
+	(void)state;
+	pdev_attach(&x, fx_loop);
+	p = x.p;
+	in = &x.prof.interrupts[0];
+	assert_int_equal(in->n_packets, 3);
+	peer_set_configuration(p, 1);
+	flood_for(p, 0.05);
+	assert_int_equal(p->n_irq, 0);                  /* nothing before the start */
+
+	/* an endpoint the profile lacks, a bulk one: refused */
+	peer_start_interrupt(p, 0x83);
+	assert_int_equal(p->irq_recv_status, usb_redir_inval);
+	peer_start_interrupt(p, 0x82);
+	assert_int_equal(p->irq_recv_status, usb_redir_inval);
+	assert_int_equal(p->dev->c.bad_endpoint, 2);
+	peer_start_interrupt(p, 0x81);
+	assert_int_equal(p->irq_recv_status, usb_redir_success);
+	/* full speed, bInterval 10: 100 packets/s */
+	flood_for(p, 0.2);
+	assert_true(p->n_irq >= 18 && p->n_irq <= 21);
+	for (size_t i = 0; i < p->n_irq; i++) {
+		const struct peer_irq *q = &p->irq[i];
+		const struct profile_blob *b = &in->packets[i % 3];
+
+		assert_int_equal(q->ep, 0x81);
+		assert_int_equal(q->status, usb_redir_success);
+		assert_int_equal(q->len, b->len);
+		assert_memory_equal(q->data, b->data, b->len);
+	}
+	assert_int_equal(p->dev->gens[0].fl.st.sent, p->n_irq);
+
+	peer_stop_interrupt(p, 0x81);
+	assert_int_equal(p->irq_recv_status, usb_redir_success);
+	size_t n = p->n_irq;
+	flood_for(p, 0.1);
+	assert_int_equal(p->n_irq, n);
+	pdev_free(&x);
+}
+
+static void test_profile_bulk_hold_and_cancel(void **state)
+{
+	struct usb_redir_bulk_packet_header in_h = { .endpoint = 0x82, .length = 64 };
+	struct usb_redir_bulk_packet_header out_h = { .endpoint = 0x02, .length = 4 };
+	struct usb_redir_bulk_packet_header bad_h = { .endpoint = 0x83, .length = 8 };
+	uint8_t data[4] = { 1, 2, 3, 4 };
+	struct pdev x;
+	struct peer *p;
+
+	(void)state;
+	pdev_attach(&x, fx_loop);
+	p = x.p;
+	/* a bulk IN read is held: no answer */
+	usbredirparser_send_bulk_packet(p->parser, 500, &in_h, NULL, 0);
+	usbredirparser_send_bulk_packet(p->parser, 501, &in_h, NULL, 0);
+	peer_pump(p);
+	assert_int_equal(p->bulk_replies, 0);
+	assert_int_equal(p->dev->c.bulk_in_held, 2);
+	assert_int_equal(p->dev->n_held, 2);
+	/* bulk OUT data is taken at once */
+	usbredirparser_send_bulk_packet(p->parser, 502, &out_h, data, 4);
+	peer_pump(p);
+	assert_int_equal(p->bulk_replies, 1);
+	assert_int_equal(p->bulk_id, 502);
+	assert_int_equal(p->bulk_status, usb_redir_success);
+	assert_int_equal(p->dev->c.bulk_out, 1);
+	assert_int_equal(p->dev->c.bulk_out_bytes, 4);
+	/* an endpoint the profile lacks: refused */
+	usbredirparser_send_bulk_packet(p->parser, 503, &bad_h, NULL, 0);
+	peer_pump(p);
+	assert_int_equal(p->bulk_replies, 2);
+	assert_int_equal(p->bulk_id, 503);
+	assert_int_equal(p->bulk_status, usb_redir_inval);
+	/* the held read comes back cancelled, once */
+	usbredirparser_send_cancel_data_packet(p->parser, 500);
+	peer_pump(p);
+	assert_int_equal(p->bulk_replies, 3);
+	assert_int_equal(p->bulk_id, 500);
+	assert_int_equal(p->bulk_status, usb_redir_cancelled);
+	assert_int_equal(p->bulk_len, 0);
+	assert_int_equal(p->dev->n_held, 1);
+	usbredirparser_send_cancel_data_packet(p->parser, 500);
+	peer_pump(p);
+	assert_int_equal(p->bulk_replies, 3);
+	assert_int_equal(p->dev->c.cancels, 2);
+	usbredirparser_send_cancel_data_packet(p->parser, 501);
+	peer_pump(p);
+	assert_int_equal(p->bulk_replies, 4);
+	assert_int_equal(p->bulk_id, 501);
+	assert_int_equal(p->bulk_status, usb_redir_cancelled);
+	assert_int_equal(p->dev->n_held, 0);
+	pdev_free(&x);
+}
+
+static void test_profile_json(void **state)
+{
+	struct usb_redir_bulk_packet_header in_h = { .endpoint = 0x82, .length = 64 };
+	struct pdev x;
+	struct peer *p;
+	char *buf = NULL, expect[256];
+	size_t size = 0;
+	FILE *m;
+
+	(void)state;
+	pdev_attach(&x, fx_loop);
+	p = x.p;
+	peer_start_interrupt(p, 0x81);
+	flood_for(p, 0.1);
+	assert_true(p->n_irq > 0);
+	usbredirparser_send_bulk_packet(p->parser, 9, &in_h, NULL, 0);
+	peer_pump(p);
+	m = open_memstream(&buf, &size);
+	assert_non_null(m);
+	fake_dev_json(p->dev, m, "exit", "sigterm", p->now);
+	fclose(m);
+	assert_non_null(strstr(buf, "\"profile\":\"loop-hid\""));
+	assert_non_null(strstr(buf, "\"bulk_in_held\":1,"));
+	snprintf(expect, sizeof(expect), "\"endpoints\":[{\"endpoint\":129,\"pattern\":"
+		 "\"packet\",\"sent\":%zu,", p->n_irq);
+	if (!strstr(buf, expect))
+		fail_msg("no '%s' in %s", expect, buf);
+	assert_non_null(strstr(buf, "\"ceiling\":100,\"running\":true}]"));
+	snprintf(expect, sizeof(expect), "\"sent\":%zu,\"sent_bytes\"", p->n_irq);
+	assert_non_null(strstr(buf, expect));
+	assert_ptr_equal(strchr(buf, '\n'), buf + size - 1);
+	free(buf);
+	pdev_free(&x);
+}
+
+static int no_read(void *ctx, uint8_t *data, int count)
+{
+	(void)ctx;
+	(void)data;
+	(void)count;
+	return 0;
+}
+
+static int no_write(void *ctx, uint8_t *data, int count)
+{
+	(void)ctx;
+	(void)data;
+	return count;
+}
+
+static void test_profile_bad_file(void **state)
+{
+	/* line 5: a wValue out of range */
+	static const char bad[] =
+		"dmaharness-usb-profile 1\n"
+		"name bad\n"
+		"speed full\n"
+		"# a comment\n"
+		"get 0xa1 0x01 0x12345 0 = 00\n";
+	struct fake_cfg cfg = peer_default_cfg();
+	struct fake_io io = { NULL, no_read, no_write };
+	char err[512], want[300];
+	char *path = fx_tempfile(bad);
+
+	(void)state;
+	cfg.profile = path;
+	assert_null(fake_dev_new(&cfg, &io, 0, err, sizeof(err)));
+	snprintf(want, sizeof(want), "%s:5: get", path);
+	if (strncmp(err, want, strlen(want)) != 0)
+		fail_msg("error '%s' does not start with '%s'", err, want);
+	unlink(path);
+	/* a missing file: named, and why */
+	assert_null(fake_dev_new(&cfg, &io, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "No such file"));
+	free(path);
+}
+
 TEST_LIST(loopback_tests,
 	cmocka_unit_test(test_connect_sequence),
 	cmocka_unit_test(test_enumeration_and_probe),
@@ -359,4 +633,9 @@ TEST_LIST(loopback_tests,
 	cmocka_unit_test(test_garbage_then_recovery),
 	cmocka_unit_test(test_peer_close_is_reported),
 	cmocka_unit_test(test_json_line),
+	cmocka_unit_test(test_profile_connect_and_enumerate),
+	cmocka_unit_test(test_profile_interrupt_replay),
+	cmocka_unit_test(test_profile_bulk_hold_and_cancel),
+	cmocka_unit_test(test_profile_json),
+	cmocka_unit_test(test_profile_bad_file),
 )

@@ -10,7 +10,7 @@ int main(void)
 {
 	const struct CMUnitTest *(*lists[])(size_t *) = {
 		desc_tests, camera_tests, flood_tests, loopback_tests,
-		profile_tests,
+		profile_tests, pmodel_tests, plan_tests,
 	};
 	struct CMUnitTest all[256];
 	size_t total = 0;

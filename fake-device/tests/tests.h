@@ -13,6 +13,8 @@ const struct CMUnitTest *camera_tests(size_t *n);
 const struct CMUnitTest *flood_tests(size_t *n);
 const struct CMUnitTest *loopback_tests(size_t *n);
 const struct CMUnitTest *profile_tests(size_t *n);
+const struct CMUnitTest *pmodel_tests(size_t *n);
+const struct CMUnitTest *plan_tests(size_t *n);
 
 #define TEST_LIST(name, ...)                                               \
 	const struct CMUnitTest *name(size_t *n)                           \
