@@ -575,6 +575,10 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("bisect-run", add_help=False,
                    help="`git bisect run` helper: test HEAD of your own kernel checkout "
                         "(exit 0 good, 1 bad, 125 skip)")
+    sub.add_parser("capture", add_help=False,
+                   help="read a USB device with libusb and write its profile, for "
+                        "run --device (fake-device/capture/: exit 0 all read, 3 some requests "
+                        "failed, 1 nothing read)")
     return p
 
 
@@ -772,5 +776,22 @@ def bisect_run(argv: list[str]) -> int:
     return code
 
 
+CAPTURE_DIR = paths.REPO / "fake-device" / "capture"
+CAPTURE = CAPTURE_DIR / "build" / "dmaharness-capture"
+
+
+def capture(argv: list[str]) -> int:
+    """`dmaharness capture ...`: the C tool (fake-device/capture/, libusb),
+    built on first use; its options, output and exit codes are its own
+    (`dmaharness capture --help`)."""
+    try:
+        binary = proc.make(CAPTURE_DIR, CAPTURE, "dmaharness-capture")
+    except HarnessError as e:
+        sys.stderr.write(f"dmaharness capture: error: {e.message}\n")
+        return e.exit_code
+    os.execv(str(binary), [str(binary), *argv])
+    return 1       # not reached
+
+
 DELEGATED: dict[str, Callable[[list[str]], int]] = {
-    "reports": reports.main, "diff": diff.main, "bisect-run": bisect_run}
+    "reports": reports.main, "diff": diff.main, "bisect-run": bisect_run, "capture": capture}
