@@ -10,7 +10,7 @@ PYTHON ?= python3
 KERNEL ?= 6.1
 FUZZ_SECONDS ?= 30
 
-.PHONY: all help deps c-tools fake-device agent run test unit unit-python unit-c \
+.PHONY: all help deps c-tools fake-device agent capture run test unit unit-python unit-c \
         integration fuzz bench test-deep
 
 all: c-tools
@@ -21,14 +21,18 @@ help:
 deps:
 	@sh harness/deps.sh
 
-# C parts: the fake camera and the guest agent, each with its own Makefile
-c-tools: fake-device agent
+# C parts: the fake device, the guest agent and the capture tool, each with
+# its own Makefile
+c-tools: fake-device agent capture
 
 fake-device: deps
 	@$(MAKE) -s -C fake-device
 
 agent: deps
 	@$(MAKE) -s -C harness/guest
+
+capture: deps
+	@$(MAKE) -s -C fake-device/capture
 
 run: deps c-tools
 	./dmaharness run --kernel $(KERNEL) --case patches/$(KERNEL)/cases/uvc-status-buffer
@@ -42,6 +46,7 @@ unit-python: deps
 
 unit-c: deps
 	@$(MAKE) -s -C fake-device test
+	@$(MAKE) -s -C fake-device/capture test
 	@$(MAKE) -s -C harness/guest test
 
 # the fake device's fuzz target, for a bounded time (CI too)
