@@ -43,9 +43,6 @@ static const struct uvc_bit pu_bits[] = {
 #define N_ELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 static const uint8_t uvc_gets[] = { 0x81, 0x82, 0x83, 0x84, 0x87 };
-static const char *const uvc_get_names[] = {
-	"GET_CUR", "GET_MIN", "GET_MAX", "GET_RES", "GET_DEF",
-};
 
 struct planner {
 	struct plan_req *out;
@@ -89,7 +86,7 @@ static void uvc_entity(struct planner *pl, uint8_t vc, uint8_t id, const uint8_t
 		add(pl, 0xa1, 0x86, value, index, 1, name);
 		add(pl, 0xa1, 0x85, value, index, 2, name);
 		for (size_t k = 0; k < N_ELEM(uvc_gets); k++)
-			add(pl, 0xa1, uvc_gets[k], value, index, size, uvc_get_names[k]);
+			add(pl, 0xa1, uvc_gets[k], value, index, size, name);
 	}
 }
 
@@ -136,12 +133,15 @@ size_t plan_requests(const struct profile *p, struct plan_req *out, size_t max)
 		if (alt != 0)
 			continue;
 		if (cls == 0x03 && d[1] == 0x21 && d[0] >= 9) {
-			/* HID: its report descriptors (GET_DESCRIPTOR to the interface) */
+			/* HID: its report descriptors (GET_DESCRIPTOR to the
+			 * interface), numbered among the report descriptors only */
+			unsigned nr = 0;
+
 			for (unsigned k = 0; k < d[5] && 6 + 3 * k + 2 < d[0]; k++) {
 				const uint8_t *e = d + 6 + 3 * k;
 
 				if (e[0] == 0x22)
-					add(&pl, 0x81, 0x06, (uint16_t)(0x2200 | k), (uint16_t)iface,
+					add(&pl, 0x81, 0x06, (uint16_t)(0x2200 | nr++), (uint16_t)iface,
 					    le16(e + 1), "HID report descriptor");
 			}
 			continue;
@@ -444,6 +444,8 @@ static size_t string_indexes(const struct profile *p, uint8_t *out)
 				NOTE(d[8]);
 			else if (d[1] == 0x0b && d[0] >= 8)
 				NOTE(d[7]);
+			else if (d[1] == 0x24 && d[0] >= 13 && d[2] == 0x0f)
+				NOTE(d[3]);     /* CDC Ethernet: iMACAddress (cdc_ether reads it) */
 		}
 	}
 #undef NOTE
@@ -480,14 +482,16 @@ int plan_capture(struct profile *p, plan_xfer_fn fn, void *ctx, struct plan_repo
 		n = ask(fn, ctx, rep, 0x80, 0x06, (uint16_t)(0x0200 | c), 0, buf, 9,
 			"configuration descriptor (header)");
 		if (n < 9 || buf[1] != 0x02) {
-			failure(rep, "configuration %u: cannot read its header", c);
+			if (n >= 0)     /* a stall or an error is counted already */
+				failure(rep, "configuration %u: a short or malformed header", c);
 			continue;
 		}
 		total = le16(buf + 2);
 		n = ask(fn, ctx, rep, 0x80, 0x06, (uint16_t)(0x0200 | c), 0, buf, total,
 			"configuration descriptor");
 		if (n != total) {
-			failure(rep, "configuration %u: %d of its %u bytes", c, n, total);
+			if (n >= 0)
+				failure(rep, "configuration %u: %d of its %u bytes", c, n, total);
 			continue;
 		}
 		p->configs[p->n_configs].data = dup_bytes(buf, total);

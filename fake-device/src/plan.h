@@ -19,7 +19,7 @@
 struct plan_req {
 	uint8_t type, req;              /* bmRequestType (IN), bRequest */
 	uint16_t value, index, length;
-	const char *what;               /* for people: "GET_CUR PU brightness" */
+	const char *what;               /* for people: "brightness", "probe control" */
 };
 
 #define PLAN_MAX 4096
