@@ -1,5 +1,6 @@
 """harness/lsusb.py: lsusb -v listings -> device profiles (fake-device/profiles)."""
 
+import atexit
 import contextlib
 import ctypes
 import io
@@ -358,6 +359,7 @@ def c_library():
         _LIB.append(None)
         return None
     d = tempfile.mkdtemp(prefix="test-lsusb-")
+    atexit.register(shutil.rmtree, d, True)
     so = Path(d, "libprofile.so")
     r = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-std=c11", "-D_GNU_SOURCE",
                         str(FAKE_DEVICE / "src" / "profile.c"), str(FAKE_DEVICE / "src" / "plan.c"),
