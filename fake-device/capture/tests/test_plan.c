@@ -193,20 +193,52 @@ static int capture(const struct profile *src, struct replay *r, bool detach,
 
 /* What the round trip leaves out: sources, vendor gets and the endpoints
  * that replay packets. */
+/* What a capture can give back: the gets the plan asks and the sets the
+ * class defaults write, nothing hand-written (vendor requests, requests on
+ * a vendor interface, other sets), no source, no recorded packets. */
 static void normalise(struct profile *p, const struct profile *orig)
 {
+	static struct plan_req plan[PLAN_MAX];
+	size_t n_plan = plan_requests(orig, plan, PLAN_MAX);
+	struct profile d;
 	size_t k = 0;
+
+	memset(&d, 0, sizeof(d));
+	memcpy(d.configs, orig->configs, sizeof(d.configs));
+	d.n_configs = orig->n_configs;
+	assert_int_equal(plan_defaults(&d), 0);
 
 	for (size_t i = 0; i < p->n_sources; i++)
 		free(p->sources[i].text);
 	p->n_sources = 0;
 	for (size_t i = 0; i < p->n_gets; i++) {
-		if ((p->gets[i].type & 0x60) == 0x40)
-			free(p->gets[i].data);
-		else
+		const struct profile_get *g = &p->gets[i];
+		bool planned = false;
+
+		for (size_t j = 0; j < n_plan && !planned; j++)
+			planned = plan[j].type == g->type && plan[j].req == g->req &&
+				  plan[j].value == g->value && plan[j].index == g->index;
+		if (planned)
 			p->gets[k++] = p->gets[i];
+		else
+			free(p->gets[i].data);
 	}
 	p->n_gets = k;
+	k = 0;
+	for (size_t i = 0; i < p->n_sets; i++) {
+		const struct profile_set *s = &p->sets[i];
+		bool def = false;
+
+		for (size_t j = 0; j < d.n_sets && !def; j++)
+			def = d.sets[j].type == s->type && d.sets[j].req == s->req &&
+			      d.sets[j].value == s->value && d.sets[j].index == s->index &&
+			      d.sets[j].store == s->store && d.sets[j].store_req == s->store_req;
+		if (def)
+			p->sets[k++] = p->sets[i];
+	}
+	p->n_sets = k;
+	free(d.sets);
+	free(d.interrupts);
 	k = 0;
 	for (size_t i = 0; i < p->n_interrupts; i++) {
 		bool packets = false;
