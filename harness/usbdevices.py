@@ -35,8 +35,10 @@ MAX_DEVICES = 8
 # for vendor-class devices; what the init loads before the workload
 CLASS_MODULES = {(0x0e, None): "uvcvideo", (0x03, None): "usbhid", (0x02, 0x02): "cdc_acm",
                  (0x02, 0x06): "cdc_ether", (0x02, 0x0d): "cdc_ncm"}
+# (the RTL8153's profile targets its CDC ECM configuration: r8153_ecm, which
+# cdc_ether leaves it to)
 VENDOR_MODULES = {(0x067b, 0x2303): "pl2303", (0x1a86, 0x7523): "ch341",
-                  (0x0bda, 0x8153): "r8152"}
+                  (0x0bda, 0x8153): "r8153_ecm"}
 
 
 @dataclass(frozen=True)
