@@ -83,7 +83,7 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from .jsonout import JSON_VERSION
-from .recompile import RecompileError, compile_with_debug, locate_function
+from .recompile import RecompileError, build_dir, compile_with_debug, locate_function
 from .reports import dma_site_frame, fold, parse
 
 DEFAULT_LINE = 128
@@ -545,14 +545,22 @@ def candidates(structs: Mapping[str, Struct], f: DmaFacts,
     return out
 
 
+# flexible array members that hold a driver's private structure
+# (shost_priv, netdev_priv, skcipher_request_ctx, hcd->hcd_priv, ...)
+PRIVATE_AREAS = ("hostdata", "priv", "__ctx", "hcd_priv", "drv_priv", "private")
+
+
 def _private_candidates(structs: Mapping[str, Struct], f: DmaFacts,
-                        source: Optional[str]) -> list[Candidate]:
+                        source: Optional[str], text: Optional[str] = None) -> list[Candidate]:
     """Objects made of a container that ends in a flexible array and the
     driver's own structure in that array (``shost_priv()``,
     ``netdev_priv()``): the driver's structures (declared in the source
     file's directory) placed at the flexible array's offset, when one of
     their members is exactly the buffer.  The structure of the result is
-    named ``Container+Driver``; its private member holds the driver's."""
+    named ``Container+Driver``; its private member holds the driver's.
+    Containers are those whose flexible array is a private area
+    (PRIVATE_AREAS) and, when the source's text is known, that it names
+    (``struct Scsi_Host``): struct pid's numbers[] holds no driver's data."""
     end = f.end if f.rule != "overflow" else f.offset + 1
     own = [s for s in structs.values() if _local(s, source) and s.size > 0]
     if any(_local(s, source) == 2 for s in own):
@@ -562,6 +570,9 @@ def _private_candidates(structs: Mapping[str, Struct], f: DmaFacts,
         if not c.flexible or _local(c, source):
             continue
         flex = c.members[-1]
+        if flex.name.split("[")[0] not in PRIVATE_AREAS or (
+                text is not None and not re.search(rf"\bstruct\s+{re.escape(c.name)}\b", text)):
+            continue
         at = flex.offset
         if f.offset < at or at + 1 > f.object_size:
             continue
@@ -584,15 +595,15 @@ def _private_candidates(structs: Mapping[str, Struct], f: DmaFacts,
     return out
 
 
-def choose(structs: Mapping[str, Struct], f: DmaFacts, source: Optional[str] = None
-           ) -> tuple[Optional[Candidate], list[Candidate]]:
+def choose(structs: Mapping[str, Struct], f: DmaFacts, source: Optional[str] = None,
+           text: Optional[str] = None) -> tuple[Optional[Candidate], list[Candidate]]:
     """(chosen candidate or None, every candidate of the best rank); `source`
     is the file the structures come from (its directory's own win ties)."""
     cands = candidates(structs, f, source)
     if not cands or not cands[0].exact_member:
         # a container's private area: struct Scsi_Host's hostdata[] holding
         # the driver's struct virtio_scsi, struct net_device's priv[] ...
-        priv = _private_candidates(structs, f, source)
+        priv = _private_candidates(structs, f, source, text)
         if priv:
             return priv[0], priv
     if not cands:
@@ -983,6 +994,14 @@ class LayoutFinder:
                 self._structs[key] = (None, str(e))
         return self._structs[key]
 
+    def source_text(self, source: str) -> Optional[str]:
+        """The source file's text (None when the tree is gone)."""
+        try:
+            build = build_dir(self.artifacts)
+            return (build.parent / source).read_text(errors="replace") if build else None
+        except OSError:
+            return None
+
     def locate(self, func: str, module: Optional[str]) -> Optional[str]:
         k = (func, module)
         if k not in self._located:
@@ -1003,7 +1022,7 @@ class LayoutFinder:
         structs, tool = self.structs_of(source, facts)
         if structs is None:
             return Layout(facts, source=source, note=tool)
-        cand, best = choose(structs, facts, source)
+        cand, best = choose(structs, facts, source, self.source_text(source))
         if cand is None and best:
             names = [f"{c.struct.kind} {c.struct.name} ({c.struct.size})" for c in best]
             more = f" and {len(names) - 8} more" if len(names) > 8 else ""

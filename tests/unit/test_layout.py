@@ -252,6 +252,23 @@ class DriversOwn(unittest.TestCase):
         cand, _ = layout.choose(st, f, "fs/x.c")
         self.assertTrue(cand is None or "+" not in cand.struct.name)
 
+    def test_only_private_areas_the_source_names(self):
+        st = self.structs("virtio_scsi")
+        f = _facts(1576, 4096, "kmalloc-4k", 16, 40, 72)
+        src = "drivers/scsi/virtio_scsi.c"
+        # a file that never says struct Scsi_Host: no container is guessed
+        cand, _ = layout.choose(st, f, src, "static int x;\n")
+        self.assertTrue(cand is None or "+" not in cand.struct.name)
+        cand, _ = layout.choose(st, f, src, "struct Scsi_Host *shost = ...;\n")
+        self.assertEqual(cand.struct.name, "Scsi_Host+virtio_scsi")
+        # a trailing array that is no private area (struct pid's numbers[])
+        pid = layout.Struct("struct", "pid", 1560, [
+            layout.Member(0, 1560, "u8", "pad[1560]"),
+            layout.Member(1560, 0, "struct upid", "numbers[]")], "include/linux/pid.h")
+        cands = layout._private_candidates({"pid": pid, "virtio_scsi": st["virtio_scsi"]}, f,
+                                           src, "struct pid *p;")
+        self.assertEqual(cands, [])
+
     def test_a_byte_of_a_char_array_is_no_element(self):
         s = layout.Struct("struct", "t", 128, [layout.Member(0, 128, "char", "name[128]")])
         self.assertIsNone(layout._element(s.members[0], 32, 33))
