@@ -76,7 +76,8 @@ class Script(unittest.TestCase):
         self.assertIn("find_dev 1209 0001 1)", script)
         self.assertIn("find_dev 1209 0001 2)", script)
         self.assertIn(" C Ii:$bus:$(printf %03d $dev):3 ", script)   # endpoint 0x83
-        self.assertIn("sleep 10 < /dev/", script)
+        self.assertIn("sleep 10 < $node &", script)
+        self.assertIn("node=/dev/input/$(basename $n)", script)   # evdev nodes live in /dev/input
 
     def test_it_runs_where_no_device_appears(self):
         # busybox sh on this machine: no /sys/bus/usb device 1209:0001, so each
