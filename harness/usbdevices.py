@@ -33,8 +33,10 @@ MAX_DEVICES = 8
 
 # the driver module of an interface: by (class, subclass), or by VID:PID
 # for vendor-class devices; what the init loads before the workload
-CLASS_MODULES = {(0x0e, None): "uvcvideo", (0x03, None): "usbhid", (0x02, 0x02): "cdc_acm",
-                 (0x02, 0x06): "cdc_ether", (0x02, 0x0d): "cdc_ncm"}
+# (usbhid binds the interface; hid-generic makes its input devices)
+CLASS_MODULES = {(0x0e, None): ("uvcvideo",), (0x03, None): ("usbhid", "hid_generic"),
+                 (0x02, 0x02): ("cdc_acm",), (0x02, 0x06): ("cdc_ether",),
+                 (0x02, 0x0d): ("cdc_ncm",)}
 # (the RTL8153's profile targets its CDC ECM configuration: r8153_ecm, which
 # cdc_ether leaves it to)
 VENDOR_MODULES = {(0x067b, 0x2303): "pl2303", (0x1a86, 0x7523): "ch341",
@@ -111,9 +113,9 @@ def load(spec: str, fake_uvc: Path) -> Profile:
     configs = _statement_bytes(text, "config")
     for d in _descriptors(configs[0] if configs else b""):
         if d[1] == 0x04 and len(d) >= 9:
-            m = CLASS_MODULES.get((d[5], d[6])) or CLASS_MODULES.get((d[5], None))
-            if m and m not in modules:
-                modules.append(m)
+            for m in CLASS_MODULES.get((d[5], d[6])) or CLASS_MODULES.get((d[5], None)) or ():
+                if m not in modules:
+                    modules.append(m)
         elif d[1] == 0x05 and len(d) >= 7 and d[2] & 0x80 and d[3] & 3 == 3 and d[2] not in eps:
             eps.append(d[2])
     vendor = VENDOR_MODULES.get((vid, pid))
