@@ -328,7 +328,9 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     summary["qemu_cpu_s"] = round(qemu_cpu, 3)
     summary["fake_device_cpu_share"] = (round(summary["fake_device_cpu_s"] / qemu_cpu, 4)
                                         if qemu_cpu else None)
-    devs = [d.to_json() for d in usbdevices.parse(console, profs)] if profs else None
+    devs = [d.to_json() for d in usbdevices.parse(
+        console, profs, data_log.read_text(errors="replace") if data_log.is_file() else "")
+    ] if profs else None
     payload = {"command": job.command,
                "ok": result.ok and not crashed and (agent is not None or bool(profs)),
                **dict(job.about), "build": job.build.to_json(), "run_dir": str(run_dir),

@@ -214,7 +214,11 @@ def command_line(req: BootRequest, accel: str) -> list[str]:
         "-nic", "none",
         "-serial", f"file:{req.console}",
         "-serial", f"file:{req.data_log}" if req.data_log else "null",
-        "-device", "qemu-xhci,id=xhci",
+        # 8 USB 2 and 8 USB 3 ports: up to 8 usb-redir devices each on a
+        # root port of its own speed (the default 4 + 4 makes QEMU add a
+        # full-speed hub for the fifth, behind which high and super speed
+        # devices cannot work)
+        "-device", "qemu-xhci,id=xhci,p2=8,p3=8",
         "-device", f"isa-debug-exit,iobase={DEBUG_EXIT_PORT:#x},iosize=0x04",
         "-kernel", str(req.kernel),
         "-initrd", str(req.initrd),

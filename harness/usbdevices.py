@@ -116,7 +116,8 @@ def load(spec: str, fake_uvc: Path) -> Profile:
             for m in CLASS_MODULES.get((d[5], d[6])) or CLASS_MODULES.get((d[5], None)) or ():
                 if m not in modules:
                     modules.append(m)
-        elif d[1] == 0x05 and len(d) >= 7 and d[2] & 0x80 and d[3] & 3 == 3 and d[2] not in eps:
+        elif d[1] == 0x05 and len(d) >= 7 and d[2] & 0x80 and (d[3] & 3) == 3 \
+                and d[2] not in eps:
             eps.append(d[2])
     vendor = VENDOR_MODULES.get((vid, pid))
     if vendor and vendor not in modules:
@@ -127,7 +128,9 @@ def load(spec: str, fake_uvc: Path) -> Profile:
 def guest_script(profiles: list[Profile], duration: float) -> str:
     """The busybox sh workload (see the module docstring)."""
     lines = [
-        "say() { echo \"DMAHARNESS-DEVICE $*\"; }",
+        # each line also to ttyS1, which printk never interleaves (the run's
+        # agent.log): the console's copy can be cut by a kernel message
+        "say() { echo \"DMAHARNESS-DEVICE $*\"; echo \"DMAHARNESS-DEVICE $*\" > /dev/ttyS1; }",
         "[ -d /sys/kernel/debug/usb ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null",
         # find VID:PID's Nth instance in /sys/bus/usb/devices, waiting up to 20 s
         "find_dev() {",
@@ -167,7 +170,9 @@ def guest_script(profiles: list[Profile], duration: float) -> str:
             "      case $(readlink -f $n/device) in $(readlink -f $d)/*) ;; *) continue ;; esac",
             "      node=/dev/$(basename $n); [ $c = input/event ] && node=/dev/input/$(basename $n)",
             f"      [ -c $node ] || {{ say {i} no-node $node; continue; }}",
-            f"      sleep {duration:g} < $node &",
+            # held until the end (killed there): the usbmon window starts
+            # once every device is set up
+            f"      sleep {duration + 600:g} < $node &",
             f"      pids=\"$pids $!\"; say {i} open $node",
             "    done",
             "  done",
@@ -225,9 +230,12 @@ class DeviceResult:
 _LINE = re.compile(r"DMAHARNESS-DEVICE (\d+) (.*)$")
 
 
-def parse(console: str, profiles: list[Profile]) -> list[DeviceResult]:
+def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[DeviceResult]:
+    """The script's lines, from the data log (ttyS1) when it has them,
+    else from the console."""
     out = [DeviceResult(i, p.name, p.id) for i, p in enumerate(profiles)]
-    for ln in console.splitlines():
+    text = data_log if "DMAHARNESS-DEVICE" in data_log else console
+    for ln in text.splitlines():
         m = _LINE.search(ln)
         if not m or int(m.group(1)) >= len(out):
             continue

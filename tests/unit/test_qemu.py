@@ -30,7 +30,7 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(self.opt(with_data, "-serial"), ["file:/r/console.log", "file:/r/agent.log"])
         self.assertEqual(self.opt(cmd, "-m"), ["512"])
         devs = self.opt(cmd, "-device")
-        self.assertIn("qemu-xhci,id=xhci", devs)
+        self.assertIn("qemu-xhci,id=xhci,p2=8,p3=8", devs)
         self.assertTrue(any(d.startswith("isa-debug-exit,iobase=0xf4") for d in devs))
         append = self.opt(cmd, "-append")[0]
         for word in ("console=ttyS0,115200", "panic=-1", "rdinit=/init", "foo=1"):

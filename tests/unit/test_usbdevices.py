@@ -76,7 +76,7 @@ class Script(unittest.TestCase):
         self.assertIn("find_dev 1209 0001 1)", script)
         self.assertIn("find_dev 1209 0001 2)", script)
         self.assertIn(" C Ii:$bus:$(printf %03d $dev):3 ", script)   # endpoint 0x83
-        self.assertIn("sleep 10 < $node &", script)
+        self.assertIn("sleep 610 < $node &", script)
         self.assertIn("node=/dev/input/$(basename $n)", script)   # evdev nodes live in /dev/input
 
     def test_it_runs_where_no_device_appears(self):
@@ -114,6 +114,13 @@ class Parse(unittest.TestCase):
         self.assertFalse(r[1].bound)
         j = r[0].to_json()
         self.assertEqual(j["interfaces"], {"0": "uvcvideo", "1": "uvcvideo"})
+
+    def test_the_data_log_wins_over_a_console_cut_by_printk(self):
+        p = usbdevices.load("builtin-uvc", fake_uvc())
+        console = "DMAHARNESS-DEVICE 0 endpoint 0x83 compl[    6.5] hid: too short\netions 12\n"
+        log = "DMAHARNESS-DEVICE 0 endpoint 0x83 completions 12\n"
+        self.assertEqual(usbdevices.parse(console, [p])[0].completions, {})
+        self.assertEqual(usbdevices.parse(console, [p], log)[0].completions, {"0x83": 12})
 
     def test_an_unbound_interface_is_not_bound(self):
         p = usbdevices.load("builtin-uvc", fake_uvc())
