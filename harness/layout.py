@@ -613,11 +613,14 @@ def choose(structs: Mapping[str, Struct], f: DmaFacts, source: Optional[str] = N
         return None, tied        # a plain buffer fits many structures: no guess
     best = [c for c in tied if c.rank == cands[0].rank]     # the driver's own first
     c = best[0]
-    if source and any(s.decl_file for s in structs.values()) and c.fit != "exact" \
-            and not (c.exact_member and c.local):
+    if source and any(s.decl_file for s in structs.values()) and (
+            (c.fit != "exact" and not (c.exact_member and c.local))
+            or (not c.local and not c.exact_member)):
         # only a header's structure matches by a member (struct _ddebug's
-        # modname is 8 bytes too), or a member merely holds the buffer
-        # (1522 bytes of an 1784-byte array): a plain buffer, not a guess
+        # modname is 8 bytes too), a member merely holds the buffer (1522
+        # bytes of an 1784-byte array), or a header's structure of the
+        # object's size spans it (compat_ipc64_perm for a SCSI command's
+        # 12 bytes): a plain buffer, not a guess
         return None, tied
     return c, best
 
