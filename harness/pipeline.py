@@ -280,9 +280,6 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
         # holds their drivers' nodes open (harness.usbdevices)
         if f.fail_nth:
             raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device")
-        if len(f.devices) > usbdevices.MAX_DEVICES:
-            raise errors.InputError(f"{len(f.devices)} --device: at most "
-                                    f"{usbdevices.MAX_DEVICES}")
         binary = camera.build_fake_device()
         profs = [usbdevices.load(d, binary) for d in f.devices]
         modules = tuple(dict.fromkeys(m for p in profs for m in p.modules))

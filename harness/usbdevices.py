@@ -29,7 +29,6 @@ from .errors import InputError
 
 PROFILES_DIR = paths.REPO / "fake-device" / "profiles"
 FRAGMENT = paths.REPO / "kconfig-fragments" / "usb" / "usb-profiles.config"
-MAX_DEVICES = 8
 
 # the driver module of an interface: by (class, subclass), or by VID:PID
 # for vendor-class devices; what the init loads before the workload
