@@ -75,7 +75,7 @@ class DeviceRun:
 class SweepResult:
     target: Target
     build: kernel.BuildResult
-    run_dir: Path
+    run_dir: Optional[Path]             # None: --list, which boots nothing
     runs: list[DeviceRun]
     table: sweeptable.Table
     wall: float = 0.0
@@ -86,7 +86,7 @@ class SweepResult:
 
     def to_json(self) -> dict:
         return {"command": "sweep", "ok": self.ok, **self.target.to_json(),
-                "build": self.build.to_json(), "run_dir": str(self.run_dir),
+                "build": self.build.to_json(), "run_dir": str(self.run_dir) if self.run_dir else None,
                 "wall_seconds": round(self.wall, 1),
                 "devices": [r.to_json() for r in self.runs], **self.table.to_json()}
 
@@ -227,14 +227,15 @@ def sweep(req: SweepRequest, progress: Progress) -> SweepResult:
     art = build.artifacts
     config = set(art.config.read_text().splitlines()) if art.config.is_file() else set()
     to_run, skipped = plan(chosen, absent, catalogue.qemu_models(qemu.qemu_binary()), config)
-    run_dir = req.run_dir or pipeline.new_run_dir(f"sweep-{t.name}")
-    run_dir.mkdir(parents=True, exist_ok=True)
     for s in skipped:
         progress.note(f"[sweep] skip {s.device}: {s.reason}")
     if req.plan_only:
+        # nothing boots, so no run folder is made
         runs = [DeviceRun(d.name, d.klass, "planned") for d in to_run] + skipped
-        return SweepResult(t, build, run_dir, runs, sweeptable.Table([], {}),
+        return SweepResult(t, build, req.run_dir, runs, sweeptable.Table([], {}),
                            time.monotonic() - t0)
+    run_dir = req.run_dir or pipeline.new_run_dir(f"sweep-{t.name}")
+    run_dir.mkdir(parents=True, exist_ok=True)
     jobs: list[tuple[str, str, list[Device]]] = []
     if req.baseline:
         jobs.append((BOOT_DEVICE, "boot", []))
