@@ -69,8 +69,11 @@ class Camera:
 
     def qemu_args(self) -> list[str]:
         cid = f"cam{self.index}"
+        # suppress-remote-wake=off: the guest sees bmAttributes as the device
+        # says (QEMU clears the remote-wakeup bit by default)
         return ["-chardev", f"socket,id={cid},path={self.socket}",
-                "-device", f"usb-redir,chardev={cid},bus=xhci.0,id=redir{self.index}"]
+                "-device", f"usb-redir,chardev={cid},bus=xhci.0,id=redir{self.index},"
+                           "suppress-remote-wake=off"]
 
 
 class Cameras:

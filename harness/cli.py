@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from . import bisect, bisectjob, cache, caserun, diff, errors, initramfs, jsonout, \
     failnth, paths, pipeline, pointing, proc, profiles, reports, settings, sweep, sweephtml, \
-    sweeptable
+    sweeptable, usbdevices
 from .errors import HarnessError
 from .pipeline import VariantSpec
 from .progress import Progress, fmt_duration
@@ -151,6 +151,7 @@ def flood_group(p, *, title: str = "flood (run settings)"):
     _setting(g, "fail_nth_max", metavar="N")
     g.add_argument("--device", dest="devices", action="append", default=None,
                    metavar="NAME|FILE", help=settings.SETTINGS["devices"].help)
+    _setting(g, "capture")
     g.add_argument("--case", type=Path, metavar="DIR|case.toml",
                    help="a case: its [run] table gives the run settings that no flag gives")
     return g
@@ -261,7 +262,9 @@ def cmd_run(a) -> int:
     s, payload = fr.summary, fr.payload
     if payload.get("devices") is not None:
         _emit(a, payload, _devices_text(fr, f))
-        return errors.EXIT_OK
+        caps = [d.get("capture") for d in payload["devices"]] if f.capture else []
+        return errors.EXIT_VERDICT if any(not (c and c["same"]) for c in caps) \
+            else errors.EXIT_OK
     _emit(a, payload,
           f"{fr.build.artifacts.key}: {f.flood.pattern}:{f.flood.rate} flood, {s['cameras']} camera(s), "
           f"{f.duration:g}s ({fr.result.accel})\n"
@@ -292,6 +295,13 @@ def _devices_text(fr, f) -> str:
         for ep, n in d["interrupt_completions"].items():
             out.append(f"    {ep}       {n} completions in the guest (usbmon), "
                        f"{sent.get(int(ep, 16), 0)} packets sent")
+        if f.capture:
+            c = d.get("capture")
+            out.append("    capture    " + ("none came back from the guest" if not c else
+                       f"{'same as its profile' if c['same'] else 'DIFFERS from its profile'}"
+                       f" (dmaharness-capture exit {c['exit']}): {c['file']}"))
+            if c and not c["same"]:
+                out += [f"      {x}" for x in c["compare"][1:12]]
     out.append(f"  console  {fr.result.console}\n  result   {fr.run_dir / 'result.json'}")
     return "\n".join(out)
 
@@ -776,16 +786,12 @@ def bisect_run(argv: list[str]) -> int:
     return code
 
 
-CAPTURE_DIR = paths.REPO / "fake-device" / "capture"
-CAPTURE = CAPTURE_DIR / "build" / "dmaharness-capture"
-
-
 def capture(argv: list[str]) -> int:
     """`dmaharness capture ...`: the C tool (fake-device/capture/, libusb),
     built on first use; its options, output and exit codes are its own
     (`dmaharness capture --help`)."""
     try:
-        binary = proc.make(CAPTURE_DIR, CAPTURE, "dmaharness-capture")
+        binary = usbdevices.build_capture()
     except HarnessError as e:
         sys.stderr.write(f"dmaharness capture: error: {e.message}\n")
         return e.exit_code

@@ -59,6 +59,8 @@ class RunConfig:
     fail_nth_driver: str = ""
     fail_nth_paths: tuple[str, ...] = failnth.PATHS
     fail_nth_max: int = 500
+    tools: tuple[tuple[str, str], ...] = ()   # (guest path, host file): more programs
+                                              # in the run's overlay (dmaharness-capture)
 
     def __post_init__(self) -> None:
         if self.kmemleak not in KMEMLEAK_MODES:
@@ -206,7 +208,8 @@ def run_archive(art: Artifacts, base: Path, cfg: RunConfig, run_dir: Path) -> Pa
     conf = run_dir / "dmaharness.conf"
     conf.write_text(cfg.render())
     overlay = run_dir / "overlay.cpio"
-    _gen(art, [f"file /etc/dmaharness.conf {conf} 0644 0 0"], overlay)
+    _gen(art, [f"file /etc/dmaharness.conf {conf} 0644 0 0"]
+         + [f"file {guest} {host} 0755 0 0" for guest, host in cfg.tools], overlay)
     initrd = run_dir / "initrd.cpio"
     with open(initrd, "wb") as out:
         for part in (base, overlay):

@@ -283,8 +283,14 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
         binary = camera.build_fake_device()
         profs = [usbdevices.load(d, binary) for d in f.devices]
         modules = tuple(dict.fromkeys(m for p in profs for m in p.modules))
+        tools = (("/bin/dmaharness-capture", str(usbdevices.build_capture())),) \
+            if f.capture else ()
         cfg = initramfs.RunConfig(modules=modules, workload="shell-cmd",
-                                  workload_cmd=usbdevices.guest_script(profs, f.duration))
+                                  workload_cmd=usbdevices.guest_script(profs, f.duration,
+                                                                       f.capture),
+                                  tools=tools)
+    elif f.capture:
+        raise errors.InputError("--capture reads back the --device profiles: give --device")
     extra_time = 0.0
     if f.fail_nth:
         if f.hotplug:
@@ -292,8 +298,10 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                                     "uvcvideo: give one")
         check_fail_nth(job.build.artifacts)
         extra_time = FAIL_NTH_STEP_S * f.fail_nth_max * len(f.fail_nth)
-    spec = camera.CameraSpec(f.flood, f.duration + 5, f.seed, f.hotplug,
-                             tuple(p.path for p in profs))
+    # the fake devices flood for the run, counted from their first start;
+    # reading each device back first (--capture) takes up to ~25 s a device
+    spec = camera.CameraSpec(f.flood, f.duration + 5 + (25 * len(profs) if f.capture else 0),
+                             f.seed, f.hotplug, tuple(p.path for p in profs))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_dir.mkdir(parents=True, exist_ok=True)
     with camera.Cameras(0 if profs else f.cameras, spec, run_dir) as cams:
@@ -325,9 +333,12 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     summary["qemu_cpu_s"] = round(qemu_cpu, 3)
     summary["fake_device_cpu_share"] = (round(summary["fake_device_cpu_s"] / qemu_cpu, 4)
                                         if qemu_cpu else None)
-    devs = [d.to_json() for d in usbdevices.parse(
-        console, profs, data_log.read_text(errors="replace") if data_log.is_file() else "")
-    ] if profs else None
+    log_text = data_log.read_text(errors="replace") if data_log.is_file() else ""
+    devs = [d.to_json() for d in usbdevices.parse(console, profs, log_text)] if profs else None
+    if profs and f.capture:
+        caps = usbdevices.captures(log_text, profs, run_dir, camera.build_fake_device())
+        for d, c in zip(devs, caps):
+            d["capture"] = c
     payload = {"command": job.command,
                "ok": result.ok and not crashed and (agent is not None or bool(profs)),
                **dict(job.about), "build": job.build.to_json(), "run_dir": str(run_dir),

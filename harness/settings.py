@@ -61,6 +61,7 @@ class FloodSettings:
     fail_nth: tuple[str, ...] = ()   # after the flood: fail-nth on the driver's probe/disconnect
     fail_nth_max: int = 400      # at most this many steps per path
     devices: tuple[str, ...] = ()    # USB device profiles served instead of the cameras
+    capture: bool = False        # read each device back in the guest (the round trip)
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,11 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "each is served by its own fake-uvc --profile, the guest holds the nodes its "
             "drivers create open for --duration, and usbmon counts each interrupt IN "
             "endpoint's completions"),
+    Setting("capture", "flood", _flag,
+            "with --device: first read each device back in the guest with dmaharness-capture "
+            "(static, on usbfs, --detach) and compare the capture with its profile "
+            "(fake-uvc --compare-capture: what a capture can give back); a difference fails "
+            "the run"),
 )}
 
 CASE_KEYS = tuple(n for n, s in SETTINGS.items() if s.in_case)
@@ -283,4 +289,4 @@ def flood_json(f: FloodSettings) -> dict:
             "cycle_hz": f.cycle_hz, "phys_hz": f.phys_hz, "cameras": f.cameras,
             "hotplug": f.hotplug, "seed": f.seed, "agent_args": f.agent_args,
             "fail_nth": list(f.fail_nth), "fail_nth_max": f.fail_nth_max,
-            "devices": list(f.devices)}
+            "devices": list(f.devices), "capture": f.capture}

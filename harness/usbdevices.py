@@ -20,11 +20,12 @@ become the result's "devices" list.
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import paths, proc
 from .errors import InputError
 
 PROFILES_DIR = paths.REPO / "fake-device" / "profiles"
@@ -50,6 +51,7 @@ class Profile:
     pid: int
     modules: tuple[str, ...]
     interrupt_in: tuple[int, ...]        # bEndpointAddress of every interrupt IN endpoint
+    description: str | None = None
 
     @property
     def id(self) -> str:
@@ -106,6 +108,8 @@ def load(spec: str, fake_uvc: Path) -> Profile:
     text = path.read_text(errors="replace")
     name = next((ln.split()[1] for ln in text.splitlines()
                  if ln.startswith("name ") and len(ln.split()) > 1), path.stem)
+    desc = next((_unquote(ln[len("description "):].strip()) for ln in text.splitlines()
+                 if ln.startswith("description ")), None)
     dev = _statement_bytes(text, "device")[0]
     vid, pid = dev[8] | dev[9] << 8, dev[10] | dev[11] << 8
     modules, eps = [], []
@@ -121,10 +125,89 @@ def load(spec: str, fake_uvc: Path) -> Profile:
     vendor = VENDOR_MODULES.get((vid, pid))
     if vendor and vendor not in modules:
         modules.append(vendor)
-    return Profile(name, path, vid, pid, tuple(modules), tuple(eps))
+    return Profile(name, path, vid, pid, tuple(modules), tuple(eps), desc)
 
 
-def guest_script(profiles: list[Profile], duration: float) -> str:
+def _unquote(s: str) -> str | None:
+    """A FORMAT.md string ("...", with \\" \\\\ \\xNN) as text."""
+    if len(s) < 2 or s[0] != '"' or s[-1] != '"':
+        return None
+    out, i, body = bytearray(), 0, s[1:-1]
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            if body[i + 1] == "x" and i + 3 < len(body) + 0:
+                out.append(int(body[i + 2:i + 4], 16))
+                i += 4
+                continue
+            out += body[i + 1].encode()
+            i += 2
+            continue
+        out += c.encode()
+        i += 1
+    return out.decode(errors="replace")
+
+
+CAPTURE_DIR = paths.REPO / "fake-device" / "capture"
+CAPTURE = CAPTURE_DIR / "build" / "dmaharness-capture"
+
+
+def build_capture() -> Path:
+    """The static capture tool (fake-device/capture/), built on first use."""
+    return proc.make(CAPTURE_DIR, CAPTURE, "dmaharness-capture")
+
+
+def _capture_lines(i: int, p: Profile) -> list[str]:
+    """Read the device back through usbfs (its drivers detached, then
+    re-attached) and put the profile on ttyS1 between markers."""
+    desc = f" --description {shlex.quote(p.description)}" if p.description is not None else ""
+    return [
+        "  node=/dev/bus/usb/$(printf %03d $bus)/$(printf %03d $dev)",
+        "  nb=$(ls -d $d/$(basename $d):*/driver 2>/dev/null | wc -l)",
+        f"  dmaharness-capture --node $node --detach --source capture --name {p.name}{desc} "
+        f"-o /tmp/cap.{i} 2>/tmp/cap.{i}.err; rc=$?",
+        f"  {{ echo \"DMAHARNESS-CAPTURE {i} begin rc=$rc\"; cat /tmp/cap.{i} 2>/dev/null; "
+        f"echo \"DMAHARNESS-CAPTURE {i} end\"; }} > /dev/ttyS1",
+        f"  cat /tmp/cap.{i}.err >&2",
+        # the drivers bind again (the capture re-attached them): wait until
+        # as many interfaces have one as before, up to 20 s, then for their
+        # nodes to settle
+        "  k=0; while [ $k -lt 40 ]; do",
+        "    [ $(ls -d $d/$(basename $d):*/driver 2>/dev/null | wc -l) -ge $nb ] && break",
+        "    k=$((k + 1)); sleep 0.5",
+        "  done",
+        "  sleep 1",
+    ]
+
+
+def captures(data_log: str, profiles: list[Profile], run_dir: Path, fake_uvc: Path
+             ) -> list[dict | None]:
+    """Each device's capture from the data log, written next to the run and
+    compared with its profile (fake-uvc --compare-capture)."""
+    out: list[dict | None] = [None] * len(profiles)
+    cur, rc, lines = None, None, []
+    for ln in data_log.splitlines():
+        m = re.match(r"DMAHARNESS-CAPTURE (\d+) begin rc=(\d+)", ln)
+        if m:
+            cur, rc, lines = int(m.group(1)), int(m.group(2)), []
+            continue
+        if cur is not None and ln.startswith(f"DMAHARNESS-CAPTURE {cur} end"):
+            if cur < len(profiles):
+                p = profiles[cur]
+                f = run_dir / f"capture-{cur}-{p.name}.profile"
+                f.write_text("\n".join(lines) + ("\n" if lines else ""))
+                r = subprocess.run([str(fake_uvc), "--compare-capture", str(p.path), str(f)],
+                                   capture_output=True, text=True, timeout=60)
+                out[cur] = {"exit": rc, "file": str(f), "same": r.returncode == 0,
+                            "compare": (r.stdout + r.stderr).strip().splitlines()[:40]}
+            cur = None
+            continue
+        if cur is not None:
+            lines.append(ln.rstrip("\r"))
+    return out
+
+
+def guest_script(profiles: list[Profile], duration: float, capture: bool = False) -> str:
     """The busybox sh workload (see the module docstring)."""
     lines = [
         # each line also to ttyS1, which printk never interleaves (the run's
@@ -162,6 +245,7 @@ def guest_script(profiles: list[Profile], duration: float) -> str:
             "    drv=none; [ -L $f/driver ] && drv=$(basename $(readlink $f/driver))",
             f"    say {i} interface $(cat $f/bInterfaceNumber) driver $drv",
             "  done",
+        ] + (_capture_lines(i, p) if capture else []) + [
             # every node under the device: hold it open for the run
             "  for c in video4linux/video input/event tty/ttyACM tty/ttyUSB; do",
             "    for n in /sys/class/${c}*; do",

@@ -54,6 +54,7 @@ static const char usage_text[] =
 "Usage: fake-uvc (--listen PATH | --connect PATH) [options]\n"
 "       fake-uvc --dump-profile [--serial STR]\n"
 "       fake-uvc --check-profile FILE\n"
+"       fake-uvc --compare-capture PROFILE CAPTURED\n"
 "\n"
 "A fake high-speed UVC 1.1 webcam on the usb-host side of usbredir.  QEMU\n"
 "attaches it with\n"
@@ -99,6 +100,12 @@ static const char usage_text[] =
 "                         ...) and exit: 0 valid, 2 not\n"
 "  --dump-profile         write the built-in camera as a profile (what a\n"
 "                         capture of it reads) to stdout and exit\n"
+"  --compare-capture PROFILE CAPTURED\n"
+"                         is CAPTURED (dmaharness-capture of a device\n"
+"                         replaying PROFILE) faithful?  Compares what a\n"
+"                         capture can give back (FORMAT.md, the round trip);\n"
+"                         exit 0 same, 1 not (the statements that differ on\n"
+"                         stdout), 2 a file does not load\n"
 "Other:\n"
 "  -v, --verbose          more log on stderr (repeat for more)\n"
 "  -q, --quiet            errors only\n"
@@ -149,6 +156,8 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+static int compare_capture(const char *orig_path, const char *cap_path);
+
 static int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "fake-uvc: ");
@@ -164,7 +173,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		OPT_RATE, OPT_SEED, OPT_DURATION, OPT_COUNT, OPT_EXIT_DONE,
 		OPT_WINDOW, OPT_GUEST_RATE, OPT_BATCH, OPT_XU0, OPT_HOTPLUG,
 		OPT_HOTPLUG_OFF, OPT_SERIAL, OPT_PROFILE, OPT_CHECK_PROFILE,
-		OPT_DUMP_PROFILE,
+		OPT_DUMP_PROFILE, OPT_COMPARE,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -184,6 +193,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "check-profile", required_argument, NULL, OPT_CHECK_PROFILE },
 		{ "dump-profile", no_argument, NULL, OPT_DUMP_PROFILE },
+		{ "compare-capture", required_argument, NULL, OPT_COMPARE },
 		{ "hotplug", required_argument, NULL, OPT_HOTPLUG },
 		{ "hotplug-off", required_argument, NULL, OPT_HOTPLUG_OFF },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -303,6 +313,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_DUMP_PROFILE:
 			o->dump_profile = 1;
 			break;
+		case OPT_COMPARE:
+			if (optind >= argc)
+				return usage_error("%s--compare-capture PROFILE CAPTURED: two files", "");
+			exit(compare_capture(optarg, argv[optind]));
 		case OPT_HOTPLUG:
 			if (parse_double(optarg, &o->dev.hotplug_period, 1) ||
 			    o->dev.hotplug_period < 0.1)
@@ -683,6 +697,85 @@ static int run(struct options *o, int sfd)
 	fake_dev_free(d);
 	close(sio.fd);
 	free(sio.out);
+	return rc;
+}
+
+/* Each statement line of @p's canonical text, for a line diff. */
+static char *canonical(const struct profile *p, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	if (!f)
+		return NULL;
+	profile_write(f, p);
+	fclose(f);
+	return text;
+}
+
+static int has_line(const char *text, const char *line, size_t n)
+{
+	for (const char *s = text; s && *s;) {
+		const char *e = strchr(s, '\n');
+		size_t m = e ? (size_t)(e - s) : strlen(s);
+
+		if (m == n && !memcmp(s, line, n))
+			return 1;
+		s = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+/* Lines of @a that @b lacks, prefixed with @mark; comments skipped. */
+static void missing_lines(const char *a, const char *b, char mark)
+{
+	for (const char *s = a; s && *s;) {
+		const char *e = strchr(s, '\n');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+
+		if (n && s[0] != '#' && !has_line(b, s, n))
+			printf("%c %.*s\n", mark, (int)n, s);
+		s = e ? e + 1 : NULL;
+	}
+}
+
+static int compare_capture(const char *orig_path, const char *cap_path)
+{
+	struct profile orig, want, got;
+	char err[512];
+	int rc = EXIT_USAGE;
+
+	if (profile_load_file(orig_path, &orig, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fake-uvc: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (profile_load_file(orig_path, &want, err, sizeof(err)) < 0 ||
+	    profile_load_file(cap_path, &got, err, sizeof(err)) < 0) {
+		fprintf(stderr, "fake-uvc: %s\n", err);
+		profile_free(&orig);
+		profile_free(&want);
+		return EXIT_USAGE;
+	}
+	if (plan_comparable(&want, &orig) == 0 && plan_comparable(&got, &orig) == 0) {
+		if (profile_equal(&want, &got)) {
+			printf("same: %s is what a capture of %s gives back\n", cap_path, orig_path);
+			rc = EXIT_OK;
+		} else {
+			size_t la, lb;
+			char *a = canonical(&want, &la), *b = canonical(&got, &lb);
+
+			printf("differs: - %s, + %s (statements a capture reads)\n", orig_path,
+			       cap_path);
+			missing_lines(a, b, '-');
+			missing_lines(b, a, '+');
+			free(a);
+			free(b);
+			rc = EXIT_RUNTIME;
+		}
+	}
+	profile_free(&orig);
+	profile_free(&want);
+	profile_free(&got);
 	return rc;
 }
 

@@ -565,3 +565,86 @@ int plan_capture(struct profile *p, plan_xfer_fn fn, void *ctx, struct plan_repo
 		return snprintf(err, errsize, "out of memory"), -1;
 	return 0;
 }
+
+/* ---- Comparing a capture with its profile -------------------------------- */
+
+/* What a capture can give back: the gets the plan asks and the sets the
+ * class defaults write, nothing hand-written (vendor requests, requests on
+ * a vendor interface, other sets), no source, no recorded packets. */
+int plan_comparable(struct profile *p, const struct profile *orig)
+{
+	static struct plan_req plan[PLAN_MAX];
+	size_t n_plan = plan_requests(orig, plan, PLAN_MAX);
+	struct profile d;
+	size_t k = 0;
+
+	memset(&d, 0, sizeof(d));
+	memcpy(d.configs, orig->configs, sizeof(d.configs));
+	d.n_configs = orig->n_configs;
+	if (plan_defaults(&d)) {
+		free(d.sets);
+		free(d.interrupts);
+		return -1;
+	}
+
+	for (size_t i = 0; i < p->n_sources; i++)
+		free(p->sources[i].text);
+	p->n_sources = 0;
+	for (size_t i = 0; i < p->n_gets; i++) {
+		const struct profile_get *g = &p->gets[i];
+		bool planned = false;
+
+		for (size_t j = 0; j < n_plan && !planned; j++)
+			planned = plan[j].type == g->type && plan[j].req == g->req &&
+				  plan[j].value == g->value && plan[j].index == g->index;
+		/* an answer a `set ... store` rule may replace is state, not
+		 * identity: a driver's SET_LINE_CODING or SET_CUR at probe
+		 * changes what a later capture reads */
+		for (size_t j = 0; j < orig->n_sets && planned; j++) {
+			const struct profile_set *s = &orig->sets[j];
+
+			if (s->store && (s->type | 0x80) == g->type && s->store_req == g->req &&
+			    (s->value == PROFILE_ANY || s->value == g->value) &&
+			    (s->index == PROFILE_ANY || s->index == g->index))
+				planned = false;
+		}
+		if (planned)
+			p->gets[k++] = p->gets[i];
+		else
+			free(p->gets[i].data);
+	}
+	p->n_gets = k;
+	k = 0;
+	for (size_t i = 0; i < p->n_sets; i++) {
+		const struct profile_set *s = &p->sets[i];
+		bool def = false;
+
+		for (size_t j = 0; j < d.n_sets && !def; j++)
+			def = d.sets[j].type == s->type && d.sets[j].req == s->req &&
+			      d.sets[j].value == s->value && d.sets[j].index == s->index &&
+			      d.sets[j].store == s->store && d.sets[j].store_req == s->store_req;
+		if (def)
+			p->sets[k++] = p->sets[i];
+	}
+	p->n_sets = k;
+	free(d.sets);
+	free(d.interrupts);
+	k = 0;
+	for (size_t i = 0; i < p->n_interrupts; i++) {
+		bool packets = false;
+
+		for (size_t j = 0; j < orig->n_interrupts; j++)
+			if (orig->interrupts[j].ep == p->interrupts[i].ep &&
+			    orig->interrupts[j].pattern == PROFILE_PATTERN_PACKETS)
+				packets = true;
+		if (packets) {
+			for (size_t n = 0; n < p->interrupts[i].n_packets; n++)
+				free(p->interrupts[i].packets[n].data);
+			free(p->interrupts[i].packets);
+		} else {
+			p->interrupts[k++] = p->interrupts[i];
+		}
+	}
+	p->n_interrupts = k;
+	return 0;
+}

@@ -68,4 +68,13 @@ struct plan_report {
 int plan_capture(struct profile *p, plan_xfer_fn fn, void *ctx, struct plan_report *rep,
 		 char *err, size_t errsize);
 
+/* Reduce @p to what a capture of a device replaying @orig can give back
+ * (FORMAT.md, "the round trip"): the gets the plan asks for @orig's
+ * descriptors but those a `set ... store` rule of @orig may replace (a
+ * driver's SET_CUR or SET_LINE_CODING at probe changes them), the sets its
+ * class defaults write, no source, no `interrupt ... packet` endpoints.  Applied to @orig itself and to its
+ * capture, profile_equal() then tells whether the capture is faithful.
+ * 0, or -1 when out of memory. */
+int plan_comparable(struct profile *p, const struct profile *orig);
+
 #endif
