@@ -50,6 +50,23 @@ line=$(grep -n '^config' "$dir/broken.profile" | cut -d: -f1)
 "$BIN" --check-profile "$dir/broken.profile" >/dev/null 2>"$dir/err"
 check "--check-profile rejects a broken profile naming FILE:LINE (2)" \
 	"[ $? -eq 2 ] && [ -n '$line' ] && grep -q '$dir/broken.profile:$line: config: wTotalLength' '$dir/err'"
+# --compare-capture: a capture equal to its profile, and one that is not
+"$BIN" --compare-capture "$prof" "$prof" >"$dir/out" 2>"$dir/err"
+check "--compare-capture of a profile with itself: same (0)" \
+	"[ $? -eq 0 ] && grep -q '^same' '$dir/out'"
+sed 's/^get 0xa1 0x82 0x0200 0x0100 = 01$/get 0xa1 0x82 0x0200 0x0100 = 02/' "$prof" >"$dir/cap.profile"
+"$BIN" --compare-capture "$prof" "$dir/cap.profile" >"$dir/out" 2>"$dir/err"
+check "--compare-capture names the statement that differs (1)" \
+	"[ $? -eq 1 ] && grep -q '^+ get 0xa1 0x82 0x0200 0x0100 = 02' '$dir/out'"
+sed 's/^source .*/source "elsewhere"/' "$prof" >"$dir/src.profile"
+"$BIN" --compare-capture "$prof" "$dir/src.profile" >/dev/null 2>&1
+check "--compare-capture leaves source out (0)" "[ $? -eq 0 ]"
+# GET_CUR is what SET_CUR stores: the driver's state, left out
+sed 's/^get 0xa1 0x81 0x0200 0x0100 = 08$/get 0xa1 0x81 0x0200 0x0100 = 09/' "$prof" >"$dir/cur.profile"
+"$BIN" --compare-capture "$prof" "$dir/cur.profile" >/dev/null 2>&1
+check "--compare-capture leaves stored answers out (0)" "[ $? -eq 0 ]"
+"$BIN" --compare-capture "$prof" >/dev/null 2>"$dir/err"
+check "--compare-capture needs two files (2)" "[ $? -eq 2 ]"
 printf 'dmaharness-usb-profile 2\n' >"$dir/v2.profile"
 "$BIN" --check-profile "$dir/v2.profile" >/dev/null 2>"$dir/err"
 check "--check-profile refuses a later format version (2)" \
