@@ -267,6 +267,10 @@ int cap_xfer_finish(struct cap_xfer *x, char *problems, size_t size)
 {
 	int bad = 0;
 
+	/* Every interface is released before any driver comes back: a driver
+	 * that binds one interface and claims the others from its probe
+	 * (uvcvideo: the control interface claims the streaming ones) fails
+	 * its probe while this process still holds one of them. */
 	for (unsigned n = 0; n < 256; n++) {
 		struct cap_iface *in = &x->ifaces[n];
 		int r;
@@ -284,6 +288,11 @@ int cap_xfer_finish(struct cap_xfer *x, char *problems, size_t size)
 				}
 			}
 		}
+	}
+	for (unsigned n = 0; n < 256; n++) {
+		struct cap_iface *in = &x->ifaces[n];
+		int r;
+
 		if (in->detached) {
 			r = x->ops->attach(x->dev, (uint8_t)n);
 			in->detached = false;
