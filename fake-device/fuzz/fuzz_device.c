@@ -47,17 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d = fake_dev_new(&cfg, &io, 0.0, err, sizeof(err));
 	if (!d)
 		abort();
-	double now = 0;
-	for (int round = 0; round < 64 && (in.pos < in.len || round < 4);
-	     round++) {
-		now += 0.013;
-		if (fake_dev_read(d, now) < 0)
-			break;
-		fake_dev_tick(d, now);
-		if (fake_dev_want_write(d))
-			fake_dev_write(d);
-	}
-	fake_dev_tick(d, now + 1.0);
+	fuzz_drive(d, &in);
 	fake_dev_free(d);
 	free(buf);
 	return 0;

@@ -156,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fake_cfg cfg;
 	struct fake_dev *d;
 	char err[256];
-	double now = 0;
+	double now;
 
 	if (!buf)
 		return 0;
@@ -186,17 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "fuzz-pdevice: %s\n", err);
 		abort();
 	}
-	for (int round = 0; round < 64 && (in.pos < in.len || round < 4); round++) {
-		now += 0.013;
-		if (fake_dev_read(d, now) < 0)
-			break;
-		fake_dev_tick(d, now);
-		if (fake_dev_want_write(d))
-			fake_dev_write(d);
-	}
-	fake_dev_tick(d, now + 1.0);
-	if (fake_dev_want_write(d))
-		fake_dev_write(d);
+	now = fuzz_drive(d, &in);
 	{
 		/* the JSON line walks every endpoint's counters */
 		static FILE *null;

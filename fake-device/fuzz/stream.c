@@ -7,6 +7,8 @@
 
 #include <usbredirparser.h>
 
+#include "device.h"
+
 int fuzz_sink_write(void *ctx, uint8_t *data, int count)
 {
 	(void)ctx;
@@ -73,4 +75,22 @@ const struct fuzz_hello *fuzz_guest_hello(void)
 	usbredirparser_do_write(p);
 	usbredirparser_destroy(p);
 	return &h;
+}
+
+double fuzz_drive(struct fake_dev *d, const struct fuzz_input *in)
+{
+	double now = 0;
+
+	for (int round = 0; round < 64 && (in->pos < in->len || round < 4); round++) {
+		now += 0.013;
+		if (fake_dev_read(d, now) < 0)
+			break;
+		fake_dev_tick(d, now);
+		if (fake_dev_want_write(d))
+			fake_dev_write(d);
+	}
+	fake_dev_tick(d, now + 1.0);
+	if (fake_dev_want_write(d))
+		fake_dev_write(d);
+	return now;
 }

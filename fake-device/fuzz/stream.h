@@ -28,4 +28,11 @@ int fuzz_input_read(void *ctx, uint8_t *data, int count);
 /* The guest hello (made once, then read-only). */
 const struct fuzz_hello *fuzz_guest_hello(void);
 
+struct fake_dev;
+
+/* Feed the device its input over up to 64 rounds of 13 ms (read, run its
+ * timers, write), then one more second of timers; returns the time
+ * reached. */
+double fuzz_drive(struct fake_dev *d, const struct fuzz_input *in);
+
 #endif
