@@ -6,6 +6,12 @@ After olddefconfig, every option a fragment asks for must have the value
 asked; when one did not stick, `explain` reads the tree's Kconfig files to
 say why (the option is unknown to this kernel, has no prompt, or depends on
 something that is off).
+
+A comment line `# where-defined: REASON` makes the option on the next line
+required only by kernels whose Kconfig defines it: one fragment can then
+serve 6.1 and 6.12 when a symbol exists in only one of them (HID_SUPPORT,
+the "HID bus support" menu, is new in 6.2). Where the symbol is defined,
+the option must stick as any other.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
 class Fragment:
     path: Path
     options: tuple[tuple[str, str], ...]   # (CONFIG_X, value); 'n' for "is not set"
+    where_defined: frozenset[str] = frozenset()   # options after `# where-defined:`
 
     @property
     def name(self) -> str:
@@ -43,6 +50,7 @@ class Mismatch:
     got: str          # 'n' when absent or not set
     fragment: str
     why: str = ""
+    unknown: bool = False   # no Kconfig file of the tree defines the symbol
 
     def describe(self) -> str:
         got = "not set" if self.got == "n" else self.got
@@ -66,6 +74,8 @@ def parse_fragment(path: Path) -> Fragment:
     if not path.is_file():
         raise InputError(f"fragment {path} does not exist", path=str(path))
     opts: dict[str, str] = {}
+    where: set[str] = set()
+    pending = 0          # line of a `# where-defined:` waiting for its option
     for lineno, raw in enumerate(path.read_text().splitlines(), 1):
         line = raw.strip()
         if not line:
@@ -73,10 +83,22 @@ def parse_fragment(path: Path) -> Fragment:
         opt = _option(line)
         if opt:
             opts[opt[0]] = opt[1]
-        elif not line.startswith("#"):
+            if pending:
+                where.add(opt[0])
+                pending = 0
+            continue
+        if not line.startswith("#"):
             raise InputError(f"{path}:{lineno}: not a Kconfig fragment line: {raw!r}",
                              path=str(path))
-    return Fragment(path, tuple(opts.items()))
+        if pending:
+            raise InputError(f"{path}:{pending}: `# where-defined:` must be followed by the "
+                             f"option it is about, not by another comment", path=str(path))
+        if re.match(r"#\s*where-defined\s*:", line):
+            pending = lineno
+    if pending:
+        raise InputError(f"{path}:{pending}: `# where-defined:` ends the file: it needs an "
+                         f"option on the next line", path=str(path))
+    return Fragment(path, tuple(opts.items()), frozenset(where))
 
 
 def default_fragments() -> list[Fragment]:
@@ -230,6 +252,8 @@ def explain(srctree: Path, config_text: str, mismatches: list[Mismatch],
         defs = entries.get(sym)
         if not defs:
             why = f"unknown to linux {version} (no Kconfig file defines {sym})"
+            out.append(Mismatch(m.option, m.wanted, m.got, m.fragment, why, unknown=True))
+            continue
         else:
             deps = [d for e in defs for d in e.depends]
             off = []
@@ -254,3 +278,14 @@ def explain(srctree: Path, config_text: str, mismatches: list[Mismatch],
             why = "; ".join(parts) + f" [{defs[0].file}]" if parts else f"see {defs[0].file}"
         out.append(Mismatch(m.option, m.wanted, m.got, m.fragment, why))
     return out
+
+
+def excused(mismatches: list[Mismatch], fragments) -> list[Mismatch]:
+    """The explained mismatches a `# where-defined:` line allows: the option
+    is unknown to this kernel and its fragment asked for it only where defined.
+    (A later fragment asking for the same option plainly is not excused.)"""
+    owner = {}
+    for f in fragments:
+        for opt, _ in f.options:
+            owner[opt] = f
+    return [m for m in mismatches if m.unknown and m.option in owner[m.option].where_defined]

@@ -472,6 +472,12 @@ def configure(tree: Path, fragments, version: str, log, progress: Progress, labe
     bad = fragmod.verify(text, list(fragments))
     if bad:
         bad = fragmod.explain(tree, text, bad, version)
+        ok = fragmod.excused(bad, fragments)
+        for m in ok:
+            progress.note(f"[{label}] {m.option} is unknown to linux {version}; "
+                          f"{m.fragment}.config asks for it only where defined")
+        bad = [m for m in bad if m not in ok]
+    if bad:
         listing = "\n".join("  " + m.describe() for m in bad)
         (build / ".config").rename(build / ".config.rejected")
         raise InputError(f"{len(bad)} config option(s) did not stick for {label} "

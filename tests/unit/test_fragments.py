@@ -125,6 +125,40 @@ class Explain(unittest.TestCase):
         self.assertIn("selected by SEL2", out)
         self.assertNotIn("depends on", out)
 
+    def test_where_defined_excuses_only_an_unknown_symbol(self):
+        tmp = Path(self.tmp.name)
+        frag = fragments.parse_fragment(_write(tmp, "w.config",
+                                               "# where-defined: new in 6.2\nCONFIG_NOPE=y\n"
+                                               "# where-defined: defined here, so it must stick\n"
+                                               "CONFIG_FOO=y\nCONFIG_GONE=y\n"))
+        self.assertEqual(frag.where_defined, {"CONFIG_NOPE", "CONFIG_FOO"})
+        config = "# CONFIG_BAR is not set\n"
+        bad = fragments.explain(self.root, config, fragments.verify(config, [frag]), "6.1")
+        ok = fragments.excused(bad, [frag])
+        # NOPE is unknown to the tree: excused; FOO is defined (its dependency
+        # is off): not excused; GONE is unknown but asked plainly: not excused
+        self.assertEqual([m.option for m in ok], ["CONFIG_NOPE"])
+        self.assertEqual({m.option for m in bad} - {m.option for m in ok},
+                         {"CONFIG_FOO", "CONFIG_GONE"})
+        # a later fragment asking plainly for the same option takes the excuse away
+        plain = fragments.parse_fragment(_write(tmp, "p.config", "CONFIG_NOPE=y\n"))
+        bad = fragments.explain(self.root, config, fragments.verify(config, [frag, plain]), "6.1")
+        self.assertNotIn("CONFIG_NOPE", [m.option for m in fragments.excused(bad, [frag, plain])])
+
+    def test_where_defined_must_be_followed_by_its_option(self):
+        tmp = Path(self.tmp.name)
+        for text, line in (("# where-defined: x\n# other\nCONFIG_A=y\n", ":1:"),
+                           ("CONFIG_A=y\n\n# where-defined: x\n", ":3:")):
+            with self.assertRaises(InputError) as cm:
+                fragments.parse_fragment(_write(tmp, "bad.config", text))
+            self.assertIn("bad.config" + line, cm.exception.message)
+
+    def test_shipped_usb_profiles_fragment_serves_6_1(self):
+        from harness import usbdevices
+        frag = fragments.parse_fragment(usbdevices.FRAGMENT)
+        self.assertIn("CONFIG_HID_SUPPORT", frag.where_defined)
+        self.assertEqual(dict(frag.options)["CONFIG_HID_SUPPORT"], "y")
+
 
 if __name__ == "__main__":
     unittest.main()
