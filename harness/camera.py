@@ -4,6 +4,8 @@
 listening on a unix socket in a private 0700 folder, and give QEMU one
 usb-redir device per camera.  At the end the fake devices are stopped and
 their counters read (harness.agentresult puts them beside the agent's).
+Real devices of the host (--usb-host) come last: one usbredirect each,
+listening on 127.0.0.1 (harness.usbhost).
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths, proc
+from . import paths, proc, usbhost
 from .errors import DeviceError, InputError
 
 FAKE_DEVICE_DIR = paths.REPO / "fake-device"
@@ -51,6 +54,7 @@ class CameraSpec:
     seed: int = 1
     hotplug: float = 0.0
     profiles: tuple[Path, ...] = ()     # devices served from profiles, after the cameras
+    hosts: tuple = ()                   # usbhost.HostDevice passed through, after the profiles
 
 
 def build_fake_device() -> Path:
@@ -60,18 +64,31 @@ def build_fake_device() -> Path:
 @dataclass
 class Camera:
     index: int
-    socket: Path
+    socket: Path | None                 # a fake device's unix socket
     process: subprocess.Popen
     stdout: Path
     stderr: Path
     counters: dict = field(default_factory=dict)
     exit_code: int | None = None
+    port: int | None = None             # a host device's exporter on 127.0.0.1:port
+    what: str = ""                      # how errors name it ("fake camera N" by default)
+
+    @property
+    def label(self) -> str:
+        return self.what or f"fake camera {self.index}"
+
+    def ready(self) -> bool:
+        if self.port is not None:
+            return usbhost.listening(self.port)
+        return self.socket.exists()
 
     def qemu_args(self) -> list[str]:
         cid = f"cam{self.index}"
+        where = (f"host=127.0.0.1,port={self.port}" if self.port is not None
+                 else f"path={self.socket}")
         # suppress-remote-wake=off: the guest sees bmAttributes as the device
         # says (QEMU clears the remote-wakeup bit by default)
-        return ["-chardev", f"socket,id={cid},path={self.socket}",
+        return ["-chardev", f"socket,id={cid},{where}",
                 "-device", f"usb-redir,chardev={cid},bus=xhci.0,id=redir{self.index},"
                            "suppress-remote-wake=off"]
 
@@ -80,11 +97,11 @@ class Cameras:
     """N fake-uvc processes; a context manager that always stops them."""
 
     def __init__(self, n: int, spec: CameraSpec, run_dir: Path):
-        if not (0 if spec.profiles else 1) <= n <= 8:
+        if not (0 if spec.profiles or spec.hosts else 1) <= n <= 8:
             raise InputError(f"--cameras {n}: between 1 and 8 (the guest agent's limit)")
-        if n + len(spec.profiles) > 8:
-            raise InputError(f"{n} camera(s) and {len(spec.profiles)} --device: at most 8 "
-                             "USB devices in all")
+        if n + len(spec.profiles) + len(spec.hosts) > 8:
+            raise InputError(f"{n} camera(s), {len(spec.profiles)} --device and "
+                             f"{len(spec.hosts)} --usb-host: at most 8 USB devices in all")
         self.n, self.spec, self.run_dir = n, spec, run_dir
         self.cams: list[Camera] = []
         self.sock_dir: Path | None = None
@@ -110,14 +127,25 @@ class Cameras:
                 with open(out, "wb") as fo, open(err, "wb") as fe:
                     p = proc.spawn(cmd, stdin=subprocess.DEVNULL, stdout=fo, stderr=fe)
                 self.cams.append(Camera(i, sock, p, out, err))
+            for h in self.spec.hosts:
+                i = len(self.cams)
+                port = _free_port()
+                log = self.run_dir / f"usbhost{i}.log"
+                with open(log, "wb") as fe:
+                    p = proc.spawn(usbhost.exporter_command(h, port), stdin=subprocess.DEVNULL,
+                                   stdout=fe, stderr=subprocess.STDOUT)
+                self.cams.append(Camera(i, None, p, log, log, port=port,
+                                        what=f"usbredirect (exporting {h.describe()})"))
             deadline = time.monotonic() + 10
             for c in self.cams:
-                while not c.socket.exists():
+                while not c.ready():
                     if c.process.poll() is not None:
-                        raise DeviceError(f"fake camera {c.index} exited ({c.process.returncode}) "
-                                          f"before listening: {tail(c.stderr)}", path=str(c.stderr))
+                        # (usbredirect exits 0 when it cannot open the device)
+                        raise DeviceError(f"{c.label} exited "
+                                          f"({describe_exit(c.process.returncode)}) before "
+                                          f"listening: {tail(c.stderr)}", path=str(c.stderr))
                     if time.monotonic() > deadline:
-                        raise DeviceError(f"fake camera {c.index} did not create {c.socket} in 10 s",
+                        raise DeviceError(f"{c.label} was not listening after 10 s",
                                           path=str(c.stderr))
                     time.sleep(0.02)
         except BaseException:
@@ -149,6 +177,13 @@ class Cameras:
             c.counters = _last_json(c.stdout)
         if self.sock_dir:
             shutil.rmtree(self.sock_dir, ignore_errors=True)
+
+
+def _free_port() -> int:
+    """A TCP port free on 127.0.0.1 now (the exporter binds it right after)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def tail(p: Path, n: int = 400) -> str:

@@ -152,6 +152,8 @@ def flood_group(p, *, title: str = "flood (run settings)"):
     g.add_argument("--device", dest="devices", action="append", default=None,
                    metavar="NAME|FILE", help=settings.SETTINGS["devices"].help)
     _setting(g, "capture")
+    g.add_argument("--usb-host", dest="usb_host", action="append", default=None,
+                   metavar="VID:PID|BUS-DEV", help=settings.SETTINGS["usb_host"].help)
     g.add_argument("--case", type=Path, metavar="DIR|case.toml",
                    help="a case: its [run] table gives the run settings that no flag gives")
     return g
@@ -281,9 +283,13 @@ def cmd_run(a) -> int:
 
 
 def _devices_text(fr, f) -> str:
-    """`run --device`: per device, its drivers, nodes and endpoint counts."""
-    out = [f"{fr.build.artifacts.key}: {len(fr.payload['devices'])} USB device(s) from "
-           f"profiles, {f.duration:g}s ({fr.result.accel})"]
+    """`run --device/--usb-host`: per device, its drivers, nodes and endpoint counts."""
+    devs = fr.payload["devices"]
+    real = sum(1 for d in devs if d.get("passthrough"))
+    what = ", ".join(x for x in (f"{len(devs) - real} from profiles" if len(devs) > real else "",
+                                 f"{real} passed through from this host" if real else "") if x)
+    out = [f"{fr.build.artifacts.key}: {len(devs)} USB device(s) ({what}), "
+           f"{f.duration:g}s ({fr.result.accel})"]
     for d, cam in zip(fr.payload["devices"], fr.payload["cameras"]):
         sent = {e["endpoint"]: e["sent"] for e in cam.get("endpoints", [])}
         where = f"at {d['found']}" if d["found"] else "NOT FOUND in the guest"
@@ -293,8 +299,9 @@ def _devices_text(fr, f) -> str:
         if d["opened"]:
             out.append("    opened     " + ", ".join(d["opened"]))
         for ep, n in d["interrupt_completions"].items():
-            out.append(f"    {ep}       {n} completions in the guest (usbmon), "
-                       f"{sent.get(int(ep, 16), 0)} packets sent")
+            out.append(f"    {ep}       {n} completions in the guest (usbmon)"
+                       + ("" if d.get("passthrough") else
+                          f", {sent.get(int(ep, 16), 0)} packets sent"))
         if f.capture:
             c = d.get("capture")
             out.append("    capture    " + ("none came back from the guest" if not c else

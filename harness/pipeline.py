@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import agentresult, bisect, camera, errors, failnth, fragments, initramfs, insnprof, \
-    jsonout, kernel, kunit, paths, proc, profiles, qemu, reports, series, usbdevices
+    jsonout, kernel, kunit, paths, proc, profiles, qemu, reports, series, usbdevices, \
+    usbhost
 from .checkout import Checkout, open_checkout
 from .errors import HarnessError
 from .progress import Progress
@@ -233,7 +234,7 @@ class FloodRun:
             return None
         c = self.crashed[0]
         return _with_payload(errors.DeviceError(
-            f"fake camera {c.index} failed ({camera.describe_exit(c.exit_code)}); "
+            f"{c.label} failed ({camera.describe_exit(c.exit_code)}); "
             f"its last log lines:\n{camera.tail(c.stderr)}", path=str(c.stderr)), self.payload)
 
 
@@ -275,13 +276,16 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                               fail_nth_paths=f.fail_nth or failnth.PATHS,
                               fail_nth_max=f.fail_nth_max)
     profs: list[usbdevices.Profile] = []
-    if f.devices:
-        # profiles instead of the built-in cameras, and a workload that
-        # holds their drivers' nodes open (harness.usbdevices)
+    hosts = [usbhost.find(s) for s in f.usb_host]
+    if f.devices or hosts:
+        # profiles and host devices instead of the built-in cameras, and a
+        # workload that holds their drivers' nodes open (harness.usbdevices)
         if f.fail_nth:
-            raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device")
+            raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device "
+                                    "or --usb-host")
         binary = camera.build_fake_device()
         profs = [usbdevices.load(d, binary) for d in f.devices]
+        profs += [usbdevices.from_host(h) for h in hosts]
         modules = tuple(dict.fromkeys(m for p in profs for m in p.modules))
         tools = (("/bin/dmaharness-capture", str(usbdevices.build_capture())),) \
             if f.capture else ()
@@ -289,7 +293,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                                   workload_cmd=usbdevices.guest_script(profs, f.duration,
                                                                        f.capture),
                                   tools=tools)
-    elif f.capture:
+    if f.capture and not f.devices:
         raise errors.InputError("--capture reads back the --device profiles: give --device")
     extra_time = 0.0
     if f.fail_nth:
@@ -301,7 +305,8 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     # the fake devices flood for the run, counted from their first start;
     # reading each device back first (--capture) takes up to ~25 s a device
     spec = camera.CameraSpec(f.flood, f.duration + 5 + (25 * len(profs) if f.capture else 0),
-                             f.seed, f.hotplug, tuple(p.path for p in profs))
+                             f.seed, f.hotplug, tuple(p.path for p in profs if p.path),
+                             tuple(hosts))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_dir.mkdir(parents=True, exist_ok=True)
     with camera.Cameras(0 if profs else f.cameras, spec, run_dir) as cams:
@@ -313,7 +318,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
 
         def camera_gone() -> str:
             dead = cams.crashed()
-            return (f"fake camera {dead[0].index} died ({camera.describe_exit(dead[0].process.poll())})"
+            return (f"{dead[0].label} died ({camera.describe_exit(dead[0].process.poll())})"
                     if dead else "")
 
         result = boot(BootJob(job.build, run_dir, cfg, job.boot, job.command,
@@ -532,7 +537,9 @@ class RunRequest:
 def run_flood(req: RunRequest, progress: Progress, on_output=None) -> FloodRun:
     """Build, flood once; raise what failed (a camera, the guest, the agent) with the payload."""
     t = target(req.variant)
-    if req.flood.devices:
+    for s in req.flood.usb_host:
+        usbhost.find(s)                 # before the build: no device, no permission
+    if req.flood.devices or req.flood.usb_host:
         # the drivers of the profiles' USB classes, and usbmon
         t = replace(t, frags=t.frags + (fragments.parse_fragment(usbdevices.FRAGMENT),))
     res = build(t, progress=progress)

@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Mapping
 
-from . import failnth, profiles
+from . import failnth, profiles, usbhost
 from .camera import Flood
 from .errors import InputError
 
@@ -62,6 +62,7 @@ class FloodSettings:
     fail_nth_max: int = 400      # at most this many steps per path
     devices: tuple[str, ...] = ()    # USB device profiles served instead of the cameras
     capture: bool = False        # read each device back in the guest (the round trip)
+    usb_host: tuple[str, ...] = ()   # real USB devices of this host passed through (VID:PID|BUS-DEV)
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,15 @@ def _devices(v: Any) -> tuple[str, ...]:
     return out
 
 
+def _usb_hosts(v: Any) -> tuple[str, ...]:
+    """VID:PID or BUS-DEV words (harness.usbhost finds the devices at run time)."""
+    words = v if isinstance(v, (list, tuple)) else [v]
+    out = tuple(_string(w).strip() for w in words)
+    for w in out:
+        usbhost.parse_spec(w)
+    return out
+
+
 def _accel(v: Any) -> str:
     v = _string(v)
     if v not in ("auto", "tcg", "kvm"):
@@ -219,6 +229,13 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "(static, on usbfs, --detach) and compare the capture with its profile "
             "(fake-uvc --compare-capture: what a capture can give back); a difference fails "
             "the run"),
+    Setting("usb_host", "flood", _usb_hosts,
+            "pass a real USB device of this machine through to the guest (repeatable): VID:PID "
+            "or BUS-DEV as lsusb prints them. Debian's usbredirect exports it over usbredir "
+            "for the run (the host's drivers let go of it meanwhile); you need read-write "
+            "access to its /dev/bus/usb node (a udev rule), not root. The guest loads the "
+            "drivers its interface classes name and counts its interrupt IN endpoints, as "
+            "for --device", in_case=False),
 )}
 
 CASE_KEYS = tuple(n for n, s in SETTINGS.items() if s.in_case)
@@ -289,4 +306,4 @@ def flood_json(f: FloodSettings) -> dict:
             "cycle_hz": f.cycle_hz, "phys_hz": f.phys_hz, "cameras": f.cameras,
             "hotplug": f.hotplug, "seed": f.seed, "agent_args": f.agent_args,
             "fail_nth": list(f.fail_nth), "fail_nth_max": f.fail_nth_max,
-            "devices": list(f.devices), "capture": f.capture}
+            "devices": list(f.devices), "capture": f.capture, "usb_host": list(f.usb_host)}

@@ -45,8 +45,9 @@ VENDOR_MODULES = {(0x067b, 0x2303): "pl2303", (0x1a86, 0x7523): "ch341",
 
 @dataclass(frozen=True)
 class Profile:
+    """What the run needs of a device: a profile's, or a host device's (--usb-host)."""
     name: str
-    path: Path
+    path: Path | None                    # None: a real device passed through (no profile)
     vid: int
     pid: int
     modules: tuple[str, ...]
@@ -111,10 +112,22 @@ def load(spec: str, fake_uvc: Path) -> Profile:
     desc = next((_unquote(ln[len("description "):].strip()) for ln in text.splitlines()
                  if ln.startswith("description ")), None)
     dev = _statement_bytes(text, "device")[0]
-    vid, pid = dev[8] | dev[9] << 8, dev[10] | dev[11] << 8
-    modules, eps = [], []
     configs = _statement_bytes(text, "config")
-    for d in _descriptors(configs[0] if configs else b""):
+    return summarize(name, path, dev[8] | dev[9] << 8, dev[10] | dev[11] << 8,
+                     configs[0] if configs else b"", desc)
+
+
+def from_host(h) -> Profile:
+    """A real device (harness.usbhost.HostDevice) seen as a profile: its
+    active configuration's interface classes give the modules to load."""
+    return summarize(h.name, None, h.vid, h.pid, h.active_config(), h.product)
+
+
+def summarize(name: str, path: Path | None, vid: int, pid: int, config: bytes,
+              desc: str | None) -> Profile:
+    """The modules and interrupt IN endpoints of a device and its configuration."""
+    modules, eps = [], []
+    for d in _descriptors(config):
         if d[1] == 0x04 and len(d) >= 9:
             for m in CLASS_MODULES.get((d[5], d[6])) or CLASS_MODULES.get((d[5], None)) or ():
                 if m not in modules:
@@ -192,7 +205,7 @@ def captures(data_log: str, profiles: list[Profile], run_dir: Path, fake_uvc: Pa
             cur, rc, lines = int(m.group(1)), int(m.group(2)), []
             continue
         if cur is not None and ln.startswith(f"DMAHARNESS-CAPTURE {cur} end"):
-            if cur < len(profiles):
+            if cur < len(profiles) and profiles[cur].path:
                 p = profiles[cur]
                 f = run_dir / f"capture-{cur}-{p.name}.profile"
                 f.write_text("\n".join(lines) + ("\n" if lines else ""))
@@ -245,7 +258,7 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
             "    drv=none; [ -L $f/driver ] && drv=$(basename $(readlink $f/driver))",
             f"    say {i} interface $(cat $f/bInterfaceNumber) driver $drv",
             "  done",
-        ] + (_capture_lines(i, p) if capture else []) + [
+        ] + (_capture_lines(i, p) if capture and p.path else []) + [
             # every node under the device: hold it open for the run
             "  for c in video4linux/video input/event tty/ttyACM tty/ttyUSB; do",
             "    for n in /sys/class/${c}*; do",
@@ -298,6 +311,7 @@ class DeviceResult:
     interfaces: dict[int, str] = field(default_factory=dict)
     opened: list[str] = field(default_factory=list)
     completions: dict[str, int] = field(default_factory=dict)   # "0x81" -> n
+    passthrough: bool = False                  # a real device of the host (--usb-host)
 
     @property
     def bound(self) -> bool:
@@ -307,7 +321,7 @@ class DeviceResult:
         return {"index": self.index, "name": self.name, "id": self.id, "found": self.found,
                 "interfaces": {str(k): v for k, v in sorted(self.interfaces.items())},
                 "bound": self.bound, "opened": self.opened,
-                "interrupt_completions": self.completions}
+                "interrupt_completions": self.completions, "passthrough": self.passthrough}
 
 
 _LINE = re.compile(r"DMAHARNESS-DEVICE (\d+) (.*)$")
@@ -316,7 +330,8 @@ _LINE = re.compile(r"DMAHARNESS-DEVICE (\d+) (.*)$")
 def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[DeviceResult]:
     """The script's lines, from the data log (ttyS1) when it has them,
     else from the console."""
-    out = [DeviceResult(i, p.name, p.id) for i, p in enumerate(profiles)]
+    out = [DeviceResult(i, p.name, p.id, passthrough=p.path is None)
+           for i, p in enumerate(profiles)]
     text = data_log if "DMAHARNESS-DEVICE" in data_log else console
     for ln in text.splitlines():
         m = _LINE.search(ln)
