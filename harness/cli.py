@@ -309,6 +309,14 @@ def _devices_text(fr, f) -> str:
                        f" (dmaharness-capture exit {c['exit']}): {c['file']}"))
             if c and not c["same"]:
                 out += [f"      {x}" for x in c["compare"][1:12]]
+        for ln in d.get("dmesg", []):
+            out.append(f"    dmesg      {ln}")
+    dm = fr.payload.get("dmesg") or {}
+    if dm:
+        out.append("  dmesg    " + ("clean" if dm["clean"] else "NOT clean")
+                   + (f"; {len(dm['sharing_findings'])} cache-line sharing finding(s) of the "
+                      "detector" if dm["sharing_findings"] else ""))
+        out += [f"    report   {t}" for t in dm["reports"]]
     out.append(f"  console  {fr.result.console}\n  result   {fr.run_dir / 'result.json'}")
     return "\n".join(out)
 

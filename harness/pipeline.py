@@ -339,7 +339,11 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     summary["fake_device_cpu_share"] = (round(summary["fake_device_cpu_s"] / qemu_cpu, 4)
                                         if qemu_cpu else None)
     log_text = data_log.read_text(errors="replace") if data_log.is_file() else ""
-    devs = [d.to_json() for d in usbdevices.parse(console, profs, log_text)] if profs else None
+    devs = dmesg = None
+    if profs:
+        results = usbdevices.parse(console, profs, log_text)
+        dmesg = usbdevices.dmesg_check(console, results)
+        devs = [d.to_json() for d in results]
     if profs and f.capture:
         caps = usbdevices.captures(log_text, profs, run_dir, camera.build_fake_device())
         for d, c in zip(devs, caps):
@@ -351,7 +355,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                "agent": agent, "cameras": [c.counters for c in cams.cams], **result.to_json(),
                **insn_profile(job.boot, job.build.artifacts, run_dir, result),
                "fail_nth": list(f.fail_nth), "guest_checks": checks.to_json() if checks else None,
-               **({"devices": devs} if profs else {})}
+               **({"devices": devs, "dmesg": dmesg} if profs else {})}
     if f.fail_nth and checks is not None and result.ok and not crashed and (
             checks.error or not checks.result_line):
         payload["ok"] = False

@@ -8,13 +8,20 @@ its interfaces, holds the nodes those drivers create open for the run
 keeps its interrupt IN endpoints polled, and counts the completions of
 each interrupt IN endpoint with usbmon.  Its lines::
 
-    DMAHARNESS-DEVICE <i> found <bus>:<dev> <vid>:<pid>
+    DMAHARNESS-DEVICE <i> found <bus>:<dev> <vid>:<pid> <sysfs name, 1-2.3>
     DMAHARNESS-DEVICE <i> interface <n> driver <name>|none
     DMAHARNESS-DEVICE <i> open <node>
     DMAHARNESS-DEVICE <i> endpoint 0x81 completions <n>
     DMAHARNESS-DEVICE <i> missing
 
 become the result's "devices" list.
+
+A device's dmesg is clean (`dmesg_check`) when the run's console holds no
+kernel report but the detector's cache-line sharing findings (those are
+the tool's output, listed apart), and no kernel line about the device (by
+its sysfs name, or its HID name 0003:VVVV:PPPP) says error, failed, unable,
+invalid, too short, not supported or the like: a faithful profile binds its
+driver without complaint.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths, proc
+from . import paths, proc, reports
 from .errors import InputError
 
 PROFILES_DIR = paths.REPO / "fake-device" / "profiles"
@@ -251,7 +258,7 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
         lines += [
             f"if d=$(find_dev {v} {d} {seen[p.id]}); then",
             f"  bus=$(cat $d/busnum); dev=$(cat $d/devnum)",
-            f"  say {i} found $bus:$dev {v}:{d}",
+            f"  say {i} found $bus:$dev {v}:{d} $(basename $d)",
             f"  echo \"{i} $bus $dev\" >> /tmp/devices",
             "  for f in $d/$(basename $d):*; do",
             "    [ -d $f ] || continue",
@@ -312,6 +319,8 @@ class DeviceResult:
     opened: list[str] = field(default_factory=list)
     completions: dict[str, int] = field(default_factory=dict)   # "0x81" -> n
     passthrough: bool = False                  # a real device of the host (--usb-host)
+    sysname: str | None = None                 # the guest's sysfs name: "1-2"
+    dmesg: list[str] = field(default_factory=list)   # kernel lines about it that complain
 
     @property
     def bound(self) -> bool:
@@ -321,7 +330,8 @@ class DeviceResult:
         return {"index": self.index, "name": self.name, "id": self.id, "found": self.found,
                 "interfaces": {str(k): v for k, v in sorted(self.interfaces.items())},
                 "bound": self.bound, "opened": self.opened,
-                "interrupt_completions": self.completions, "passthrough": self.passthrough}
+                "interrupt_completions": self.completions, "passthrough": self.passthrough,
+                "sysname": self.sysname, "dmesg": self.dmesg}
 
 
 _LINE = re.compile(r"DMAHARNESS-DEVICE (\d+) (.*)$")
@@ -340,6 +350,7 @@ def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[Dev
         r, words = out[int(m.group(1))], m.group(2).split()
         if words[:1] == ["found"] and len(words) >= 2:
             r.found = words[1]
+            r.sysname = words[3] if len(words) >= 4 else None
         elif words[:1] == ["interface"] and len(words) == 4 and words[1].isdigit():
             r.interfaces[int(words[1])] = words[3]
         elif words[:1] == ["open"]:
@@ -347,3 +358,31 @@ def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[Dev
         elif words[:1] == ["endpoint"] and len(words) == 4 and words[3].isdigit():
             r.completions[words[1]] = int(words[3])
     return out
+
+
+# a kernel line that complains (matched case-blind, as whole words)
+_COMPLAINT = re.compile(r"\b(errors?|fail(?:s|ed|ure)?|unable|can't|cannot|couldn't|invalid|bad|"
+                        r"too (?:short|long|big|small)|not supported|unsupported|unexpected|"
+                        r"timed? ?out|overflow|garbage|corrupt(?:ed)?|malformed|stall(?:ed)?|"
+                        r"broken|refus(?:e|ed))\b", re.I)
+_KMSG = re.compile(r"^\s*(?:<\d+>)?\[\s*\d+\.\d+\]\s*(?:\[\s*[TC]\d+\]\s*)?(.*)$")
+SHARING = "shares a cache line with other data of its object"   # the detector's finding
+
+
+def dmesg_check(console: str, results: list[DeviceResult]) -> dict:
+    """Fill each result's `dmesg` with the kernel lines that complain about
+    it; return the run's verdict: {"clean", "reports" (titles of the
+    kernel reports that are not sharing findings), "sharing_findings"}."""
+    found = reports.parse(console)
+    other = [r for r in found if SHARING not in (r.message or "")]
+    kmsg = [m.group(1) for ln in console.splitlines() if (m := _KMSG.match(ln))]
+    for r in results:
+        if not r.sysname:
+            continue
+        vid, pid = (int(x, 16) for x in r.id.split(":"))
+        me = re.compile(rf"(?<![\w.-]){re.escape(r.sysname)}(?![\w.-])(?::\d+\.\d+)?"
+                        rf"|\b0003:{vid:04X}:{pid:04X}\.")
+        r.dmesg = [ln for ln in kmsg if me.search(ln) and _COMPLAINT.search(ln)][:30]
+    return {"clean": not other and not any(r.dmesg for r in results),
+            "reports": sorted({r.title for r in other}),
+            "sharing_findings": sorted({r.title for r in found if r not in other})}

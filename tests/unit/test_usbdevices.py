@@ -129,6 +129,73 @@ class Parse(unittest.TestCase):
         self.assertFalse(r[0].bound)
 
 
+SHARING_REPORT = """\
+[    1.851619] DMA-API: xhci_hcd 0000:00:01.0: device driver maps a buffer that shares a cache line with other data of its object [object offset=0] [object size=256] [cache=kmalloc-256] [buffer size=255] [shared bytes before=0 after=1] [line size=128] [DMA_FROM_DEVICE]
+[    1.852745] WARNING: CPU: 0 PID: 8 at kernel/dma/debug_cacheline.c:160 cl_report+0x106/0x117
+[    1.853747] Modules linked in: uvcvideo(+)
+[    1.853800] Call Trace:
+[    1.853810]  <TASK>
+[    1.853820]  usb_string+0x10/0x20
+[    1.853830]  usb_new_device+0x10/0x20
+[    1.853840]  </TASK>
+[    1.853850] ---[ end trace 0000000000000000 ]---
+"""
+
+
+class Dmesg(unittest.TestCase):
+    """The clean-dmesg rule: no report but sharing findings, no complaint about a device."""
+
+    def results(self, console):
+        k = usbdevices.Profile("k", Path("k"), 0x046d, 0xc31c, (), ())
+        a = usbdevices.Profile("a", Path("a"), 0x0483, 0x5740, (), ())
+        lines = ("DMAHARNESS-DEVICE 0 found 1:2 046d:c31c 1-1\n"
+                 "DMAHARNESS-DEVICE 1 found 1:3 0483:5740 1-2\n")
+        return usbdevices.parse(lines + console, [k, a])
+
+    def test_sharing_findings_alone_are_clean(self):
+        console = SHARING_REPORT + "[    2.0] usb 1-1: new high-speed USB device number 2\n"
+        r = self.results(console)
+        self.assertEqual(r[0].sysname, "1-1")
+        v = usbdevices.dmesg_check(console, r)
+        self.assertTrue(v["clean"], v)
+        self.assertEqual(v["reports"], [])
+        self.assertEqual(len(v["sharing_findings"]), 1)
+        self.assertIn("usb_string", v["sharing_findings"][0])
+
+    def test_complaints_are_told_per_device(self):
+        console = SHARING_REPORT + "\n".join([
+            "[   20.7] hid-generic 0003:046D:C31C.0003: Event data for report 0 was too short (8 vs 5)",
+            "[   21.0] cdc_acm 1-2:1.0: failed to set dtr/rts",
+            "[   21.1] usb 1-12: device descriptor read/64, error -71",     # another device
+            "[   21.2] usb 1-1.4: device not accepting address 5, error -71",  # behind a hub on 1-1
+            "[   21.3] usb 1-1: new high-speed USB device number 2 using xhci_hcd",
+        ]) + "\n"
+        r = self.results(console)
+        v = usbdevices.dmesg_check(console, r)
+        self.assertFalse(v["clean"])
+        self.assertEqual(r[0].dmesg, ["hid-generic 0003:046D:C31C.0003: Event data for report 0 "
+                                      "was too short (8 vs 5)"])
+        self.assertEqual(r[1].dmesg, ["cdc_acm 1-2:1.0: failed to set dtr/rts"])
+        self.assertEqual(r[0].to_json()["dmesg"], r[0].dmesg)
+
+    def test_any_other_report_is_not_clean(self):
+        console = SHARING_REPORT + "\n".join([
+            "[    3.0] ------------[ cut here ]------------",
+            "[    3.0] WARNING: CPU: 0 PID: 1 at drivers/usb/core/urb.c:503 usb_submit_urb+0x1/0x2",
+            "[    3.0] Modules linked in:",
+            "[    3.0] RIP: 0010:usb_submit_urb+0x1/0x2",
+            "[    3.0] Call Trace:",
+            "[    3.0]  <TASK>",
+            "[    3.0]  acm_port_activate+0x1/0x2",
+            "[    3.0]  </TASK>",
+            "[    3.0] ---[ end trace 0000000000000000 ]---",
+        ]) + "\n"
+        v = usbdevices.dmesg_check(console, self.results(console))
+        self.assertFalse(v["clean"])
+        self.assertEqual(len(v["reports"]), 1)
+        self.assertIn("usb_submit_urb", v["reports"][0])
+
+
 class Setting(unittest.TestCase):
     def test_devices_setting(self):
         s = settings.SETTINGS["devices"]
