@@ -821,9 +821,11 @@ struct fake_dev *fake_dev_new(const struct fake_cfg *cfg,
 		}
 		d->use_profile = 1;
 		pm_init(&d->pm, &d->prof);
+		/* an endpoint with nothing to send stays idle, as without a rule */
 		for (size_t i = 0; i < d->prof.n_interrupts; i++)
-			pm_gen_init(&d->gens[d->n_gens++], &d->pm, &d->prof.interrupts[i],
-				    &cfg->flood);
+			if (pm_gen_init(&d->gens[d->n_gens], &d->pm, &d->prof.interrupts[i],
+					&cfg->flood) == 0)
+				d->n_gens++;
 	}
 
 	p = usbredirparser_create();

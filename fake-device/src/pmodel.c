@@ -342,8 +342,8 @@ static uint16_t smallest_interrupt_ep(const struct profile *p, uint8_t ep, uint8
 	return best;
 }
 
-void pm_gen_init(struct pm_gen *g, const struct pmodel *m,
-		 const struct profile_interrupt *rule, const struct flood_cfg *cfg)
+int pm_gen_init(struct pm_gen *g, const struct pmodel *m,
+		const struct profile_interrupt *rule, const struct flood_cfg *cfg)
 {
 	uint8_t interval = 1;
 	uint16_t maxpacket;
@@ -355,6 +355,19 @@ void pm_gen_init(struct pm_gen *g, const struct pmodel *m,
 	g->maxpacket = maxpacket ? maxpacket : 8;
 	g->prng = cfg->seed * 0x9e3779b97f4a7c15ull + rule->ep;
 	flood_init(&g->fl, cfg, pm_ceiling(m->p->speed, interval));
+	if (rule->pattern == PROFILE_PATTERN_HID) {
+		struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
+		size_t n = profile_hid_reports(m->p, rule->ep, r);
+
+		/* they fit in wMaxPacketSize; and in the buffer */
+		for (size_t i = 0; i < n; i++)
+			if (r[i].len <= PM_PACKET_MAX)
+				g->hid[g->n_hid++] = (struct pm_hid_report){
+					r[i].id, (uint16_t)r[i].len };
+		if (!g->n_hid)
+			return -1;
+	}
+	return 0;
 }
 
 /* The VideoStreaming interface's number: a button's originator. */
@@ -433,12 +446,41 @@ static size_t random_bytes(struct pm_gen *g, uint8_t *buf, size_t cap)
 	return n;
 }
 
+/* Input reports in turn, each first with random payload and then all zero
+ * (a key release, a button let go), Report ID byte set. */
+static size_t hid_report(struct pm_gen *g, uint8_t *buf)
+{
+	const struct pm_hid_report *r;
+	size_t off;
+
+	if (!g->n_hid)
+		return 0;
+	r = &g->hid[g->next_hid % g->n_hid];
+	off = r->id ? 1 : 0;
+	if (off)
+		buf[0] = r->id;
+	if (g->hid_release) {
+		memset(buf + off, 0, r->len - off);
+		g->next_hid = (g->next_hid + 1) % g->n_hid;
+	} else {
+		for (size_t i = off; i < r->len; i++)
+			buf[i] = (uint8_t)next_rand(&g->prng);
+	}
+	g->hid_release = !g->hid_release;
+	return r->len;
+}
+
 size_t pm_gen_next(struct pm_gen *g, const struct pmodel *m, uint8_t *buf)
 {
-	/* shorter than wMaxPacketSize, and within the buffer */
+	/* full: up to wMaxPacketSize (replayed packets, whole HID reports);
+	 * cap: shorter than wMaxPacketSize (the other patterns); both within
+	 * the buffer */
+	size_t full = g->maxpacket;
 	size_t cap = g->maxpacket > 1 ? (size_t)g->maxpacket - 1 : 1;
 	size_t n = 0;
 
+	if (full > PM_PACKET_MAX)
+		full = PM_PACKET_MAX;
 	if (cap > PM_PACKET_MAX)
 		cap = PM_PACKET_MAX;
 	switch (g->rule->pattern) {
@@ -447,9 +489,14 @@ size_t pm_gen_next(struct pm_gen *g, const struct pmodel *m, uint8_t *buf)
 			const struct profile_blob *b = &g->rule->packets[g->next_packet];
 
 			g->next_packet = (g->next_packet + 1) % g->rule->n_packets;
-			n = b->len < cap ? b->len : cap;
+			n = b->len < full ? b->len : full;
 			memcpy(buf, b->data, n);
 		}
+		cap = full;
+		break;
+	case PROFILE_PATTERN_HID:
+		n = hid_report(g, buf);
+		cap = full;
 		break;
 	case PROFILE_PATTERN_UVC_CONTROL:
 		n = uvc_control(g, m, buf, cap);

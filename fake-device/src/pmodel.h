@@ -67,6 +67,12 @@ struct req_result pm_control(struct pmodel *m, const struct usb_setup *s,
  * the profile's speed. */
 double pm_ceiling(enum profile_speed speed, uint8_t interval);
 
+/* One input report pattern hid sends. */
+struct pm_hid_report {
+	uint8_t id;                          /* Report ID; 0: no ID byte */
+	uint16_t len;                        /* bytes, the ID byte included */
+};
+
 /* The packets of one interrupt IN endpoint. */
 struct pm_gen {
 	uint8_t ep;
@@ -78,15 +84,27 @@ struct pm_gen {
 	unsigned step;
 	unsigned button;                     /* uvc-button: press, release, ... */
 	size_t ctrl_cursor;                  /* uvc-*: the next GET_CUR rule */
+	struct pm_hid_report hid[PROFILE_HID_MAX_REPORTS]; /* HID: what fits */
+	size_t n_hid;
+	size_t next_hid;                     /* HID: the next report */
+	int hid_release;                     /* HID: next, the same report all zero */
 };
 
 #define PM_PACKET_MAX 1024
 
-void pm_gen_init(struct pm_gen *g, const struct pmodel *m,
-		 const struct profile_interrupt *rule, const struct flood_cfg *cfg);
+/* Returns 0, or -1 when the endpoint has nothing to send (pattern hid
+ * without an input report that fits: profile_validate() refuses that, so
+ * only a profile built in memory has it); leave such an endpoint idle. */
+int pm_gen_init(struct pm_gen *g, const struct pmodel *m,
+		const struct profile_interrupt *rule, const struct flood_cfg *cfg);
 /* The next packet of the endpoint into @buf (PM_PACKET_MAX bytes); its
- * length, always below wMaxPacketSize (usb-redir merges a full-size
- * interrupt packet with the next one). */
+ * length.  A full-size packet (wMaxPacketSize bytes) ends a transfer only
+ * when the driver's URB is one packet long; with a longer URB, QEMU's
+ * usb-redir joins it with the next packet.  So the patterns made for any
+ * driver (uvc-*, random, zero) send 1 to wMaxPacketSize-1 bytes; replayed
+ * packets are sent as written (up to wMaxPacketSize, the checker's limit);
+ * hid sends whole input reports, full-size only when usbhid's URB (the
+ * longest input report) is one packet long (profile_hid_fitting()). */
 size_t pm_gen_next(struct pm_gen *g, const struct pmodel *m, uint8_t *buf);
 
 #endif

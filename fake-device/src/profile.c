@@ -45,6 +45,7 @@ static const char *const pattern_names[PROFILE_PATTERN_COUNT] = {
 	[PROFILE_PATTERN_UVC_RANDOM] = "uvc-random",
 	[PROFILE_PATTERN_RANDOM] = "random",
 	[PROFILE_PATTERN_ZERO] = "zero",
+	[PROFILE_PATTERN_HID] = "hid",
 };
 
 const char *profile_speed_name(enum profile_speed s)
@@ -845,7 +846,7 @@ static int st_interrupt(struct parser *ps)
 		}
 		return perr(ps, ps->f[3].line, "unknown pattern '%s' (uvc-control, "
 			    "uvc-button, uvc-mixed, uvc-malformed, uvc-random, random, "
-			    "zero)", SHOW(&ps->f[3]));
+			    "zero, hid)", SHOW(&ps->f[3]));
 	}
 	if (!field_is(&ps->f[2], "packet"))
 		return perr(ps, ps->f[2].line, "expected 'pattern' or 'packet', not '%s'",
@@ -1147,6 +1148,184 @@ int profile_find_endpoint(const struct profile *p, uint8_t ep, uint8_t *type,
 	return -1;
 }
 
+/* ---- HID report descriptors ------------------------------------------------ */
+
+/* Linux's HID_GLOBAL_STACK_SIZE: Push beyond it is an error there. */
+#define HID_STACK 4
+/* Input bits of one report are counted up to here (a report this long
+ * fits no endpoint), so that Report Size x Report Count cannot overflow. */
+#define HID_MAX_BITS ((uint64_t)1 << 40)
+
+struct hid_globals {
+	uint32_t size, count;           /* Report Size (bits), Report Count */
+	uint8_t id;                     /* Report ID; 0: none yet */
+};
+
+int profile_hid_input_reports(const uint8_t *desc, size_t len,
+			      struct profile_hid_report *out, size_t *bad)
+{
+	struct hid_globals g = { 0 }, stack[HID_STACK];
+	uint64_t bits[PROFILE_HID_MAX_REPORTS] = { 0 };
+	int where[PROFILE_HID_MAX_REPORTS];     /* position in @out; -1 */
+	size_t depth = 0, n = 0, i = 0;
+
+	for (size_t k = 0; k < PROFILE_HID_MAX_REPORTS; k++)
+		where[k] = -1;
+	while (i < len) {
+		size_t at = i, sz;
+		uint8_t b = desc[i];
+		uint32_t v = 0;
+		uint64_t add;
+
+		if (b == 0xfe) {
+			/* long item: bDataSize, bLongItemTag, then the data */
+			if (len - i < 3 || len - i - 3 < desc[i + 1])
+				goto malformed;
+			i += 3 + (size_t)desc[i + 1];
+			continue;
+		}
+		sz = (b & 3) == 3 ? 4 : b & 3;
+		if (len - i - 1 < sz)
+			goto malformed;
+		for (size_t k = 0; k < sz; k++)
+			v |= (uint32_t)desc[i + 1 + k] << (8 * k);
+		i += 1 + sz;
+		switch (b & 0xfc) {
+		case 0x74:              /* global: Report Size */
+			g.size = v;
+			break;
+		case 0x94:              /* global: Report Count */
+			g.count = v;
+			break;
+		case 0x84:              /* global: Report ID, 1 to 255 */
+			if (v == 0 || v > 255) {
+				i = at;
+				goto malformed;
+			}
+			g.id = (uint8_t)v;
+			break;
+		case 0xa4:              /* global: Push */
+			if (depth == HID_STACK) {
+				i = at;
+				goto malformed;
+			}
+			stack[depth++] = g;
+			break;
+		case 0xb4:              /* global: Pop */
+			if (depth == 0) {
+				i = at;
+				goto malformed;
+			}
+			g = stack[--depth];
+			break;
+		case 0x80:              /* main: Input */
+			if (where[g.id] < 0) {
+				where[g.id] = (int)n;
+				out[n++] = (struct profile_hid_report){ .id = g.id };
+			}
+			add = (uint64_t)g.size * g.count;
+			if (add > HID_MAX_BITS - bits[g.id])
+				bits[g.id] = HID_MAX_BITS;
+			else
+				bits[g.id] += add;
+			break;
+		default:                /* Output, Feature, collections, local items */
+			break;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		out[k].len = (size_t)((bits[out[k].id] + 7) / 8) + (out[k].id ? 1 : 0);
+	return (int)n;
+malformed:
+	if (bad)
+		*bad = i;
+	return -1;
+}
+
+size_t profile_hid_fitting(struct profile_hid_report *r, size_t n, unsigned maxpacket)
+{
+	size_t longest = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].len > longest)
+			longest = r[i].len;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].len == 0 || r[i].len > maxpacket ||
+		    (r[i].len == maxpacket && longest > maxpacket))
+			continue;
+		r[k++] = r[i];
+	}
+	return k;
+}
+
+int profile_interrupt_interface(const struct profile *p, uint8_t ep, uint8_t *klass)
+{
+	for (size_t c = 0; c < p->n_configs; c++) {
+		struct profile_desc_iter it;
+		const uint8_t *d, *intf = NULL;
+
+		profile_desc_iter_init(&it, p->configs[c].data, p->configs[c].len);
+		while (profile_desc_next(&it, &d) > 0) {
+			if (d[1] == USB_DT_INTERFACE && d[0] >= 9)
+				intf = d;
+			if (d[1] != USB_DT_ENDPOINT || d[0] < 7 || d[2] != ep ||
+			    (d[3] & 3) != 3 || !intf)
+				continue;
+			if (klass)
+				*klass = intf[5];
+			return intf[2];
+		}
+	}
+	return -1;
+}
+
+unsigned profile_interrupt_maxpacket(const struct profile *p, uint8_t ep)
+{
+	unsigned best = 0;
+
+	for (size_t c = 0; c < p->n_configs; c++) {
+		struct profile_desc_iter it;
+		const uint8_t *d;
+
+		profile_desc_iter_init(&it, p->configs[c].data, p->configs[c].len);
+		while (profile_desc_next(&it, &d) > 0) {
+			unsigned mps;
+
+			if (d[1] != USB_DT_ENDPOINT || d[0] < 7 || d[2] != ep || (d[3] & 3) != 3)
+				continue;
+			mps = le16(&d[4]) & 0x7ff;
+			if (!best || mps < best)
+				best = mps;
+		}
+	}
+	return best;
+}
+
+const struct profile_get *profile_hid_report_rule(const struct profile *p, uint8_t iface)
+{
+	const struct profile_get *g = profile_find_get(p, 0x81, 0x06, 0x2200, iface);
+
+	return g && !g->stall && g->len ? g : NULL;
+}
+
+size_t profile_hid_reports(const struct profile *p, uint8_t ep,
+			   struct profile_hid_report *out)
+{
+	const struct profile_get *g;
+	uint8_t klass = 0;
+	int iface = profile_interrupt_interface(p, ep, &klass), n;
+
+	if (iface < 0 || klass != 0x03)
+		return 0;
+	g = profile_hid_report_rule(p, (uint8_t)iface);
+	if (!g)
+		return 0;
+	n = profile_hid_input_reports(g->data, g->len, out, NULL);
+	if (n <= 0)
+		return 0;
+	return profile_hid_fitting(out, (size_t)n, profile_interrupt_maxpacket(p, ep));
+}
+
 /* ---- Checks ---------------------------------------------------------------- */
 
 struct checker {
@@ -1261,6 +1440,57 @@ static int check_config(struct checker *c, size_t ci)
 static const char *const xfer_names[] = { "control", "isochronous", "bulk",
 					   "interrupt" };
 
+/* Pattern hid: the endpoint's interface is HID and its report descriptor
+ * declares an input report that fits in @mps (profile_hid_reports()). */
+static int check_hid(struct checker *c, const struct profile_interrupt *in, unsigned mps)
+{
+	struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
+	const struct profile_get *g;
+	uint8_t klass = 0;
+	int iface = profile_interrupt_interface(c->p, in->ep, &klass), n;
+	size_t bad = 0, shortest = 0, longest = 0;
+
+	if (iface < 0)
+		return cerr(c, in->line, "interrupt", "pattern hid: endpoint 0x%02x is in "
+			    "no interface", in->ep);
+	if (klass != 0x03)
+		return cerr(c, in->line, "interrupt", "pattern hid: endpoint 0x%02x is in "
+			    "interface %d, class 0x%02x, not a HID interface (class 0x03)",
+			    in->ep, iface, klass);
+	g = profile_hid_report_rule(c->p, (uint8_t)iface);
+	if (!g)
+		return cerr(c, in->line, "interrupt", "pattern hid: endpoint 0x%02x: HID "
+			    "interface %d has no report descriptor (a 'get 0x81 0x06 0x2200 "
+			    "%d = ...' line)", in->ep, iface, iface);
+	n = profile_hid_input_reports(g->data, g->len, r, &bad);
+	if (n < 0)
+		return cerr(c, in->line, "interrupt", "pattern hid: endpoint 0x%02x: the "
+			    "report descriptor of interface %d (line %u) is malformed at "
+			    "offset %zu", in->ep, iface, g->line, bad);
+	for (int k = 0; k < n; k++) {
+		if (r[k].len && (!shortest || r[k].len < shortest))
+			shortest = r[k].len;
+		if (r[k].len > longest)
+			longest = r[k].len;
+	}
+	if (!shortest)
+		return cerr(c, in->line, "interrupt", "pattern hid: endpoint 0x%02x: the "
+			    "report descriptor of interface %d (line %u) declares no input "
+			    "report", in->ep, iface, g->line);
+	if (profile_hid_fitting(r, (size_t)n, mps))
+		return 0;
+	if (shortest == mps)
+		return cerr(c, in->line, "interrupt", "pattern hid: endpoint 0x%02x: the "
+			    "report descriptor of interface %d (line %u) declares no input "
+			    "report that fits in wMaxPacketSize %u (its %u-byte reports fill "
+			    "the packet, not usbhid's %zu-byte URB)", in->ep, iface, g->line,
+			    mps, mps, longest);
+	return cerr(c, in->line, "interrupt", "pattern hid: endpoint 0x%02x: the "
+		    "report descriptor of interface %d (line %u) declares no input "
+		    "report that fits in wMaxPacketSize %u (the shortest is %zu bytes)",
+		    in->ep, iface, g->line, mps, shortest);
+}
+
 static int check_interrupt(struct checker *c, const struct profile_interrupt *in)
 {
 	const struct profile *p = c->p;
@@ -1292,6 +1522,8 @@ static int check_interrupt(struct checker *c, const struct profile_interrupt *in
 	if (!found)
 		return cerr(c, in->line, "interrupt", "no configuration has an endpoint "
 			    "0x%02x", in->ep);
+	if (in->pattern == PROFILE_PATTERN_HID)
+		return check_hid(c, in, mps);
 	if (in->pattern != PROFILE_PATTERN_PACKETS && mps < 2)
 		return cerr(c, in->line, "interrupt", "endpoint 0x%02x has wMaxPacketSize "
 			    "%u: too small for a pattern (packets are 1 to "
@@ -1299,10 +1531,10 @@ static int check_interrupt(struct checker *c, const struct profile_interrupt *in
 	for (size_t k = 0; k < in->n_packets; k++) {
 		const struct profile_blob *b = &in->packets[k];
 
-		if (b->len >= mps)
+		if (b->len > mps)
 			return cerr(c, b->line, "interrupt", "packet of %zu bytes: endpoint "
-				    "0x%02x has wMaxPacketSize %u and packets must be "
-				    "shorter", b->len, in->ep, mps);
+				    "0x%02x has wMaxPacketSize %u and a packet cannot be "
+				    "longer", b->len, in->ep, mps);
 	}
 	return 0;
 }

@@ -46,6 +46,7 @@ enum profile_pattern {
 	PROFILE_PATTERN_UVC_RANDOM,
 	PROFILE_PATTERN_RANDOM,
 	PROFILE_PATTERN_ZERO,
+	PROFILE_PATTERN_HID,            /* whole input reports of the report descriptor */
 	PROFILE_PATTERN_COUNT,
 };
 
@@ -200,6 +201,61 @@ int profile_desc_next(struct profile_desc_iter *it, const uint8_t **desc);
  * NULL.  Returns 0, or -1 if no config has that endpoint. */
 int profile_find_endpoint(const struct profile *p, uint8_t ep, uint8_t *type,
 			  uint16_t *maxpacket, uint8_t *interval);
+
+/* ---- HID report descriptors (pattern hid) ---- */
+
+/* Report IDs 1 to 255, and 0: the items before any Report ID. */
+#define PROFILE_HID_MAX_REPORTS 256
+
+struct profile_hid_report {
+	uint8_t id;                     /* Report ID; 0: the report has no ID byte */
+	size_t len;                     /* bytes on the wire: the ID byte (if any),
+					 * then the Input bits rounded up to bytes */
+};
+
+/* The input reports HID report descriptor @desc declares, in the order of
+ * their first Input item, into @out (PROFILE_HID_MAX_REPORTS entries).
+ * Short items are parsed for Report Size, Report Count, Report ID,
+ * Push/Pop and Input (Output and Feature items do not count); long items
+ * are skipped.  Returns how many, or -1 when the descriptor is malformed
+ * the way Linux's parser refuses (an item that runs past the end, a Report
+ * ID of 0 or above 255, a Push or Pop beyond the stack of 4), with the
+ * item's offset in *@bad (may be NULL). */
+int profile_hid_input_reports(const uint8_t *desc, size_t len,
+			      struct profile_hid_report *out, size_t *bad);
+
+/* Keep in @r (@n reports) those pattern hid sends on an endpoint of
+ * @maxpacket bytes, in order; returns how many.  A report of 1 to
+ * @maxpacket - 1 bytes is sent whole in one short packet.  One of exactly
+ * @maxpacket bytes (a full-size packet) only when no input report is
+ * longer: the driver's URB (usbhid's is the longest input report) is then
+ * one packet long and the full packet completes it, where a longer URB
+ * would take the next packet in too.  Longer reports would span packets. */
+size_t profile_hid_fitting(struct profile_hid_report *r, size_t n, unsigned maxpacket);
+
+/* The interface of interrupt IN endpoint @ep (the first endpoint descriptor
+ * with that address in the configs, in file order): its bInterfaceNumber,
+ * or -1 when no config has it; its bInterfaceClass in *@klass (may be
+ * NULL). */
+int profile_interrupt_interface(const struct profile *p, uint8_t ep, uint8_t *klass);
+
+/* The smallest wMaxPacketSize (without the high-bandwidth bits) of the
+ * interrupt endpoints @ep of every configuration and alternate setting;
+ * 0 when there is none.  Packets must fit whichever the guest selects. */
+unsigned profile_interrupt_maxpacket(const struct profile *p, uint8_t ep);
+
+/* The report descriptor of interface @iface: the get rule that answers
+ * GET_DESCRIPTOR (report, index 0) to it, as usbhid asks; NULL when none
+ * does, or it stalls or is empty. */
+const struct profile_get *profile_hid_report_rule(const struct profile *p, uint8_t iface);
+
+/* What pattern hid sends on interrupt IN endpoint @ep: the input reports
+ * of its interface's report descriptor that fit (profile_hid_fitting, at
+ * the endpoint's smallest wMaxPacketSize), into @out
+ * (PROFILE_HID_MAX_REPORTS entries).  Returns how many; 0 when the
+ * interface is not HID, has no report descriptor, or none fits. */
+size_t profile_hid_reports(const struct profile *p, uint8_t ep,
+			   struct profile_hid_report *out);
 
 const char *profile_speed_name(enum profile_speed s);
 const char *profile_pattern_name(enum profile_pattern pat);

@@ -653,6 +653,134 @@ static void test_gen_uvc_malformed(void **state)
 	profile_free(&p);
 }
 
+/* @n packets of pattern hid on @ep, into @out (@n x PM_PACKET_MAX) and
+ * @lens. */
+static void gen_hid(const struct pmodel *m, uint8_t ep, uint64_t seed, int n,
+		    uint8_t (*out)[PM_PACKET_MAX], size_t *lens)
+{
+	struct profile_interrupt rule = { .ep = ep, .pattern = PROFILE_PATTERN_HID };
+	struct flood_cfg cfg = gen_cfg(seed);
+	struct pm_gen g;
+
+	assert_int_equal(pm_gen_init(&g, m, &rule, &cfg), 0);
+	for (int i = 0; i < n; i++)
+		lens[i] = pm_gen_next(&g, m, out[i]);
+	assert_int_equal(g.fl.st.sent, n);
+}
+
+static void test_gen_hid(void **state)
+{
+	/* 0x82's reports in turn: ID 1 of 4 bytes, 2 of 2, 3 of 3, 4 of 4 */
+	static const uint8_t ids[] = { 1, 2, 3, 4 };
+	static const size_t lens82[] = { 4, 2, 3, 4 };
+	static uint8_t a[40][PM_PACKET_MAX], b[40][PM_PACKET_MAX];
+	size_t la[40], lb[40];
+	char *path = fx_path("profiles/logitech-k120.profile");
+	struct profile_interrupt rule = { .pattern = PROFILE_PATTERN_HID };
+	struct flood_cfg cfg = gen_cfg(1);
+	struct profile p;
+	struct pmodel m;
+	struct pm_gen g;
+	char err[512];
+	int nonzero = 0;
+
+	(void)state;
+	if (profile_load_file(path, &p, err, sizeof(err)))
+		fail_msg("%s", err);
+	free(path);
+	pm_init(&m, &p);
+	pm_set_configuration(&m, 1);
+
+	/* the boot keyboard (0x81, wMaxPacketSize 8): whole 8-byte reports,
+	 * full-size packets, without a Report ID; each with random keys,
+	 * then all zero (the keys released) */
+	gen_hid(&m, 0x81, 1, 40, a, la);
+	for (int i = 0; i < 40; i++) {
+		assert_int_equal(la[i], 8);
+		if (i % 2) {
+			assert_memory_equal(a[i], "\0\0\0\0\0\0\0\0", 8);
+		} else {
+			for (int k = 0; k < 8; k++)
+				nonzero += a[i][k] != 0;
+		}
+	}
+	assert_true(nonzero > 40);
+
+	/* consumer/system controls (0x82, wMaxPacketSize 4): IDs 1 to 4 in
+	 * turn, each whole (4 bytes fill a packet: usbhid's URB is 4 bytes),
+	 * twice: random, then zero after the ID */
+	gen_hid(&m, 0x82, 1, 40, a, la);
+	nonzero = 0;
+	for (int i = 0; i < 40; i++) {
+		size_t r = (size_t)(i / 2) % 4;
+
+		assert_int_equal(la[i], lens82[r]);
+		assert_int_equal(a[i][0], ids[r]);
+		for (size_t k = 1; k < la[i]; k++) {
+			if (i % 2)
+				assert_int_equal(a[i][k], 0);
+			else
+				nonzero += a[i][k] != 0;
+		}
+	}
+	assert_true(nonzero > 10);
+
+	/* reproducible from the seed, and the seed matters */
+	gen_hid(&m, 0x82, 1, 40, b, lb);
+	assert_memory_equal(la, lb, sizeof(la));
+	for (int i = 0; i < 40; i++)
+		assert_memory_equal(a[i], b[i], la[i]);
+	gen_hid(&m, 0x82, 2, 40, b, lb);
+	assert_memory_equal(la, lb, sizeof(la));
+	nonzero = 0;
+	for (int i = 0; i < 40; i += 2)
+		nonzero += memcmp(a[i], b[i], la[i]) != 0;
+	assert_true(nonzero > 0);
+	profile_free(&p);
+
+	/* nothing to send (no input report; not a HID interface): the
+	 * endpoint is left idle */
+	fx_parse(fx_multi, &p);
+	pm_init(&m, &p);
+	pm_set_configuration(&m, 1);
+	rule.ep = 0x84;
+	assert_int_equal(pm_gen_init(&g, &m, &rule, &cfg), -1);
+	assert_int_equal(pm_gen_next(&g, &m, a[0]), 0);
+	rule.ep = 0x85;
+	assert_int_equal(pm_gen_init(&g, &m, &rule, &cfg), -1);
+	/* the other patterns always have something */
+	rule.pattern = PROFILE_PATTERN_RANDOM;
+	assert_int_equal(pm_gen_init(&g, &m, &rule, &cfg), 0);
+	profile_free(&p);
+}
+
+/* Replayed packets are sent as written, a full-size one too. */
+static void test_gen_full_size_packet(void **state)
+{
+	uint8_t full[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct profile_blob blob = { full, sizeof(full), 1 };
+	struct profile_interrupt rule = { .ep = 0x84, .packets = &blob, .n_packets = 1 };
+	struct flood_cfg cfg = gen_cfg(1);
+	uint8_t buf[PM_PACKET_MAX];
+	struct profile p;
+	struct pmodel m;
+	struct pm_gen g;
+
+	(void)state;
+	fx_parse(fx_multi, &p);
+	pm_init(&m, &p);
+	pm_set_configuration(&m, 1);
+	assert_int_equal(pm_gen_init(&g, &m, &rule, &cfg), 0);
+	assert_int_equal(g.maxpacket, 8);
+	assert_int_equal(pm_gen_next(&g, &m, buf), 8);
+	assert_memory_equal(buf, full, 8);
+	/* longer (the checker refuses it): cut at wMaxPacketSize */
+	rule.ep = 0x85;                 /* smallest wMaxPacketSize 6 */
+	pm_gen_init(&g, &m, &rule, &cfg);
+	assert_int_equal(pm_gen_next(&g, &m, buf), 6);
+	profile_free(&p);
+}
+
 static void test_ceiling(void **state)
 {
 	struct profile p, q;
@@ -696,5 +824,7 @@ TEST_LIST(pmodel_tests,
 	cmocka_unit_test(test_gen_uvc_control),
 	cmocka_unit_test(test_gen_uvc_button_and_mixed),
 	cmocka_unit_test(test_gen_uvc_malformed),
+	cmocka_unit_test(test_gen_hid),
+	cmocka_unit_test(test_gen_full_size_packet),
 	cmocka_unit_test(test_ceiling),
 )

@@ -605,10 +605,20 @@ static void test_validate_errors(void **state)
 	snprintf(want, sizeof(want), "t.profile:%u: interrupt: endpoint 0x81 is an "
 		 "isochronous endpoint", line_of(mouse, "interrupt"));
 	check_err(edit(mouse, "07 05 81 03", "07 05 81 05"), want);
-	snprintf(want, sizeof(want), "t.profile:%u: interrupt: packet of 8 bytes: endpoint "
-		 "0x81 has wMaxPacketSize 8 and packets must be shorter", irq);
-	check_err(edit(mouse, "packet 00 00 00 00 00 00 00", "packet 00 00 00 00 00 00 00 00"),
-		  want);
+	/* a full-size packet is one (what fills a URB one packet long); a
+	 * longer one is not */
+	{
+		struct profile p;
+
+		parse_str(edit(mouse, "packet 00 00 00 00 00 00 00",
+			       "packet 00 00 00 00 00 00 00 00"), &p);
+		assert_int_equal(p.interrupts[0].packets[1].len, 8);
+		profile_free(&p);
+	}
+	snprintf(want, sizeof(want), "t.profile:%u: interrupt: packet of 9 bytes: endpoint "
+		 "0x81 has wMaxPacketSize 8 and a packet cannot be longer", irq);
+	check_err(edit(mouse, "packet 00 00 00 00 00 00 00",
+		       "packet 00 00 00 00 00 00 00 00 00"), want);
 	snprintf(want, sizeof(want), "t.profile:%u: interrupt: endpoint 0x81 has "
 		 "wMaxPacketSize 1: too small", line_of(mouse, "interrupt"));
 	check_err(edit(edit(mouse, "03 08 00 0a", "03 01 00 0a"), "interrupt 0x81 packet 01 02 "
@@ -622,6 +632,221 @@ static void test_validate_errors(void **state)
 		  ": bos: bDescriptorType 0x10");
 	check_err(edit(mouse, "string 0 ", "qualifier 0a 07 00 02 00 00 00 40 01 00\n"
 		       "string 0 "), ": qualifier: bLength 10 bDescriptorType 0x07");
+}
+
+/* The K120's report descriptors (profiles/logitech-k120.profile): a boot
+ * keyboard, and consumer/system controls with Report IDs 1 to 4. */
+static const uint8_t k120_keyboard[] = {
+	0x05, 0x01, 0x09, 0x06, 0xa1, 0x01, 0x05, 0x07, 0x19, 0xe0, 0x29, 0xe7,
+	0x15, 0x00, 0x25, 0x01, 0x75, 0x01, 0x95, 0x08, 0x81, 0x02, 0x95, 0x01,
+	0x75, 0x08, 0x81, 0x01, 0x95, 0x05, 0x75, 0x01, 0x05, 0x08, 0x19, 0x01,
+	0x29, 0x05, 0x91, 0x02, 0x95, 0x01, 0x75, 0x03, 0x91, 0x01, 0x95, 0x06,
+	0x75, 0x08, 0x15, 0x00, 0x26, 0xff, 0x00, 0x05, 0x07, 0x19, 0x00, 0x2a,
+	0xff, 0x00, 0x81, 0x00, 0xc0,
+};
+
+static const uint8_t k120_consumer[] = {
+	0x05, 0x0c, 0x09, 0x01, 0xa1, 0x01, 0x85, 0x01, 0x15, 0x00, 0x25, 0x01,
+	0x75, 0x01, 0x95, 0x18, 0x09, 0xe2, 0x09, 0xe9, 0x09, 0xea, 0x09, 0xcd,
+	0x09, 0xb7, 0x09, 0xb6, 0x09, 0xb5, 0x09, 0xb8, 0x09, 0xb3, 0x09, 0xb4,
+	0x09, 0x30, 0x0a, 0x83, 0x01, 0x0a, 0x8a, 0x01, 0x0a, 0x92, 0x01, 0x0a,
+	0x94, 0x01, 0x0a, 0x96, 0x01, 0x0a, 0xa7, 0x01, 0x0a, 0x21, 0x02, 0x0a,
+	0x23, 0x02, 0x0a, 0x24, 0x02, 0x0a, 0x25, 0x02, 0x0a, 0x26, 0x02, 0x0a,
+	0x27, 0x02, 0x0a, 0x2a, 0x02, 0x81, 0x02, 0xc0, 0x05, 0x01, 0x09, 0x80,
+	0xa1, 0x01, 0x85, 0x02, 0x19, 0x81, 0x29, 0x83, 0x15, 0x00, 0x25, 0x01,
+	0x75, 0x01, 0x95, 0x03, 0x81, 0x02, 0x95, 0x05, 0x81, 0x01, 0xc0, 0x05,
+	0x0c, 0x09, 0x01, 0xa1, 0x01, 0x85, 0x03, 0x19, 0x00, 0x2a, 0x3c, 0x02,
+	0x15, 0x00, 0x26, 0x3c, 0x02, 0x95, 0x01, 0x75, 0x10, 0x81, 0x00, 0xc0,
+	0x06, 0x00, 0xff, 0x09, 0x01, 0xa1, 0x01, 0x85, 0x04, 0x15, 0x00, 0x26,
+	0xff, 0x00, 0x75, 0x08, 0x95, 0x03, 0x09, 0x01, 0x81, 0x02, 0x09, 0x01,
+	0x91, 0x02, 0xc0,
+};
+
+/* profile_hid_input_reports() of @desc: @n_want reports, each "ID:LEN". */
+static void expect_reports(const uint8_t *desc, size_t len, const char *want)
+{
+	struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
+	char got[256] = "";
+	size_t o = 0;
+	int n = profile_hid_input_reports(desc, len, r, NULL);
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++)
+		o += (size_t)snprintf(got + o, sizeof(got) - o, "%s%u:%zu", i ? " " : "",
+				      r[i].id, r[i].len);
+	assert_string_equal(got, want);
+}
+
+static void expect_malformed(const uint8_t *desc, size_t len, size_t at)
+{
+	struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
+	size_t bad = 12345;
+
+	assert_int_equal(profile_hid_input_reports(desc, len, r, &bad), -1);
+	assert_int_equal(bad, at);
+}
+
+#define REPORTS(want, ...) do {                                                 \
+		static const uint8_t d_[] = { __VA_ARGS__ };                    \
+		expect_reports(d_, sizeof(d_), want);                           \
+	} while (0)
+#define MALFORMED(at, ...) do {                                                 \
+		static const uint8_t d_[] = { __VA_ARGS__ };                    \
+		expect_malformed(d_, sizeof(d_), at);                           \
+	} while (0)
+
+static void test_hid_reports(void **state)
+{
+	struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
+
+	(void)state;
+	/* the boot keyboard: 8 modifier bits, a reserved byte, 6 key codes;
+	 * the 5 LED bits and their padding are Output, not counted */
+	expect_reports(k120_keyboard, sizeof(k120_keyboard), "0:8");
+	/* 24 bits, 3 + 5 bits, 16 bits, 24 bits (its Output not counted) */
+	expect_reports(k120_consumer, sizeof(k120_consumer), "1:4 2:2 3:3 4:4");
+	/* bits round up to bytes; Feature and Output items do not count */
+	REPORTS("0:1", 0x75, 0x01, 0x95, 0x01, 0x81, 0x02, 0xb1, 0x02, 0x91, 0x02);
+	REPORTS("0:2", 0x75, 0x09, 0x95, 0x01, 0x81, 0x02);
+	REPORTS("", 0x05, 0x01, 0x09, 0x02, 0x75, 0x08, 0x95, 0x04, 0xb1, 0x02);
+	/* data of 2 and 4 bytes, little-endian: Report Count 0x0102 of 1 bit */
+	REPORTS("0:33", 0x75, 0x01, 0x96, 0x02, 0x01, 0x81, 0x02);
+	REPORTS("9:3", 0x87, 0x09, 0x00, 0x00, 0x00, 0x77, 0x10, 0x00, 0x00, 0x00,
+		0x95, 0x01, 0x81, 0x02);
+	/* in the order of their first Input item; an ID's Input items add up */
+	REPORTS("2:2 1:3", 0x75, 0x08, 0x95, 0x01, 0x85, 0x02, 0x81, 0x02,
+		0x85, 0x01, 0x95, 0x02, 0x81, 0x02, 0x85, 0x02, 0x95, 0x00, 0x81, 0x02);
+	/* Push saves Report Size, Count and ID, Pop restores them: report 2
+	 * gets 5 bytes, report 1 after the Pop 2 bytes again */
+	REPORTS("2:6 1:3", 0x85, 0x01, 0x75, 0x08, 0x95, 0x02, 0xa4, 0x85, 0x02,
+		0x95, 0x05, 0x81, 0x02, 0xb4, 0x81, 0x02);
+	/* a long item is skipped whole: its data (81 02, an Input item if it
+	 * were read as items) is not counted */
+	REPORTS("0:1", 0x75, 0x08, 0x95, 0x04, 0xfe, 0x02, 0x10, 0x81, 0x02,
+		0x95, 0x01, 0x81, 0x02);
+	/* Report Size x Report Count saturates instead of overflowing */
+	{
+		static const uint8_t d[] = { 0x77, 0xff, 0xff, 0xff, 0xff, 0x97, 0xff,
+					     0xff, 0xff, 0xff, 0x81, 0x02, 0x81, 0x02 };
+
+		assert_int_equal(profile_hid_input_reports(d, sizeof(d), r, NULL), 1);
+		assert_true(r[0].len >= (size_t)1 << 32);
+	}
+	/* what Linux's parser refuses: an item past the end, Report ID 0 or
+	 * above 255, Pop without Push, a fifth Push, a long item past the end */
+	MALFORMED(4, 0x75, 0x08, 0x95, 0x01, 0x81);
+	MALFORMED(2, 0x75, 0x08, 0x96, 0x01);
+	MALFORMED(0, 0x85, 0x00, 0x81, 0x02);
+	MALFORMED(0, 0x86, 0x00, 0x01);
+	MALFORMED(2, 0x75, 0x08, 0xb4);
+	MALFORMED(4, 0xa4, 0xa4, 0xa4, 0xa4, 0xa4);
+	MALFORMED(2, 0x75, 0x08, 0xfe, 0x05, 0x10, 0x00);
+	REPORTS("", 0xa4, 0xa4, 0xa4, 0xa4, 0xb4, 0xb4, 0xb4, 0xb4);
+
+	/* Every Report ID, 1 to 255: all counted. */
+	{
+		uint8_t d[255 * 4];
+
+		for (unsigned id = 1; id <= 255; id++) {
+			d[4 * (id - 1)] = 0x85;
+			d[4 * (id - 1) + 1] = (uint8_t)id;
+			d[4 * (id - 1) + 2] = 0x81;
+			d[4 * (id - 1) + 3] = 0x02;
+		}
+		assert_int_equal(profile_hid_input_reports(d, sizeof(d), r, NULL), 255);
+		assert_int_equal(r[254].id, 255);
+		assert_int_equal(r[254].len, 1);
+	}
+}
+
+static void test_hid_fitting(void **state)
+{
+	struct profile_hid_report r[4];
+
+	(void)state;
+	/* longer than wMaxPacketSize: skipped (it would span packets); and with
+	 * one so long the URB is longer than a packet, so the 8-byte report,
+	 * a full-size packet, would be joined with the next one: skipped too */
+	r[0] = (struct profile_hid_report){ 1, 4 };
+	r[1] = (struct profile_hid_report){ 2, 9 };
+	r[2] = (struct profile_hid_report){ 3, 8 };
+	r[3] = (struct profile_hid_report){ 4, 3 };
+	assert_int_equal(profile_hid_fitting(r, 4, 8), 2);
+	assert_int_equal(r[0].id, 1);
+	assert_int_equal(r[1].id, 4);
+	/* with the URB one packet long, the full-size report is sent */
+	r[0] = (struct profile_hid_report){ 1, 4 };
+	r[1] = (struct profile_hid_report){ 3, 8 };
+	r[2] = (struct profile_hid_report){ 0, 0 };  /* empty: nothing to send */
+	assert_int_equal(profile_hid_fitting(r, 3, 8), 2);
+	assert_int_equal(r[1].id, 3);
+	assert_int_equal(r[1].len, 8);
+	assert_int_equal(profile_hid_fitting(r, 2, 3), 0);
+}
+
+/* mouse with `interrupt 0x81 pattern hid` (and @from replaced by @to) */
+static const char *hid_mouse(const char *from, const char *to)
+{
+	return edit(edit(mouse, "interrupt 0x81 packet 01 02 03\n"
+			 "interrupt 0x81 packet 00 00 00 00 00 00 00\n",
+			 "interrupt 0x81 pattern hid\n"), from, to);
+}
+
+static void test_validate_hid(void **state)
+{
+	char want[320];
+	unsigned irq = line_of(hid_mouse("#", "#"), "interrupt 0x81 pattern hid");
+	unsigned rd = line_of(mouse, "get 0x81 0x06 0x2200");
+	struct profile p;
+
+	(void)state;
+	/* 8 bytes without ID: a full-size report, and wMaxPacketSize is what
+	 * usbhid's URB will be */
+	parse_str(hid_mouse("= 05 01 09 02\n", "= 75 08 95 08 81 02\n"), &p);
+	assert_int_equal(p.interrupts[0].pattern, PROFILE_PATTERN_HID);
+	{
+		struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
+
+		assert_int_equal(profile_hid_reports(&p, 0x81, r), 1);
+		assert_int_equal(r[0].len, 8);
+	}
+	profile_free(&p);
+	/* the rule may use wildcards, as a lookup does */
+	parse_str(hid_mouse("get 0x81 0x06 0x2200 0 = 05 01 09 02\n",
+			    "get 0x81 0x06 * * = 75 08 95 02 81 02\n"), &p);
+	profile_free(&p);
+
+	snprintf(want, sizeof(want), "t.profile:%u: interrupt: pattern hid: endpoint 0x81 "
+		 "is in interface 0, class 0xff, not a HID interface (class 0x03)", irq);
+	check_err(hid_mouse("01 03 01 02 00", "01 ff 01 02 00"), want);
+	snprintf(want, sizeof(want), "t.profile:%u: interrupt: pattern hid: endpoint 0x81: "
+		 "HID interface 0 has no report descriptor (a 'get 0x81 0x06 0x2200 0 = "
+		 "...' line)", irq - 1);
+	check_err(hid_mouse("get 0x81 0x06 0x2200 0 = 05 01 09 02\n", ""), want);
+	/* a stall, or a descriptor for another interface, is not one */
+	snprintf(want, sizeof(want), "t.profile:%u: interrupt: pattern hid: endpoint 0x81: "
+		 "HID interface 0 has no report descriptor", irq);
+	check_err(hid_mouse("get 0x81 0x06 0x2200 0 = 05 01 09 02",
+			    "get 0x81 0x06 0x2200 0 stall"), want);
+	check_err(hid_mouse("get 0x81 0x06 0x2200 0 =", "get 0x81 0x06 0x2200 1 ="), want);
+	snprintf(want, sizeof(want), "t.profile:%u: interrupt: pattern hid: endpoint 0x81: "
+		 "the report descriptor of interface 0 (line %u) declares no input report",
+		 irq, rd);
+	check_err(hid_mouse("#", "#"), want);
+	snprintf(want, sizeof(want), "t.profile:%u: interrupt: pattern hid: endpoint 0x81: "
+		 "the report descriptor of interface 0 (line %u) declares no input report "
+		 "that fits in wMaxPacketSize 8 (the shortest is 9 bytes)", irq, rd);
+	check_err(hid_mouse("= 05 01 09 02\n", "= 75 08 95 09 81 02\n"), want);
+	snprintf(want, sizeof(want), "t.profile:%u: interrupt: pattern hid: endpoint 0x81: "
+		 "the report descriptor of interface 0 (line %u) declares no input report "
+		 "that fits in wMaxPacketSize 8 (its 8-byte reports fill the packet, not "
+		 "usbhid's 9-byte URB)", irq, rd);
+	check_err(hid_mouse("= 05 01 09 02\n", "= 75 08 85 01 95 07 81 02 85 02 95 08 81 "
+			    "02\n"), want);
+	snprintf(want, sizeof(want), "t.profile:%u: interrupt: pattern hid: endpoint 0x81: "
+		 "the report descriptor of interface 0 (line %u) is malformed at offset 2",
+		 irq, rd);
+	check_err(hid_mouse("= 05 01 09 02\n", "= 05 01 09\n"), want);
 }
 
 static void test_lookup_order(void **state)
@@ -957,6 +1182,9 @@ TEST_LIST(profile_tests,
 	cmocka_unit_test(test_parse_errors),
 	cmocka_unit_test(test_header_and_required),
 	cmocka_unit_test(test_validate_errors),
+	cmocka_unit_test(test_hid_reports),
+	cmocka_unit_test(test_hid_fitting),
+	cmocka_unit_test(test_validate_hid),
 	cmocka_unit_test(test_lookup_order),
 	cmocka_unit_test(test_store),
 	cmocka_unit_test(test_string_descriptor),
