@@ -1085,9 +1085,95 @@ def plan_requests(config: bytes) -> list[Req]:
     return out
 
 
-def plan_defaults(configs: list[bytes]) -> tuple[list[tuple[int, int, int | None]], list[tuple[int, str]]]:
+# HID report descriptors: what fake-device's pattern hid sends (profile.c).
+HID_STACK = 4                    # Linux's HID_GLOBAL_STACK_SIZE
+HID_MAX_BITS = 1 << 40           # Input bits of one report are counted up to here
+
+
+def hid_input_reports(desc: bytes) -> list[tuple[int, int]] | None:
+    """profile.c profile_hid_input_reports(): the input reports of a report
+    descriptor as (Report ID or 0, bytes with the ID byte), in the order of
+    their first Input item; None when it is malformed the way Linux refuses
+    (an item past the end, Report ID 0, Push/Pop beyond the stack)."""
+    size = count = rid = 0
+    stack: list[tuple[int, int, int]] = []
+    bits: dict[int, int] = {}                # insertion order: first Input item
+    i = 0
+    while i < len(desc):
+        b = desc[i]
+        if b == 0xfe:                        # long item: bDataSize, bLongItemTag, data
+            if len(desc) - i < 3 or len(desc) - i - 3 < desc[i + 1]:
+                return None
+            i += 3 + desc[i + 1]
+            continue
+        n = (0, 1, 2, 4)[b & 3]
+        if len(desc) - i - 1 < n:
+            return None
+        v = int.from_bytes(desc[i + 1:i + 1 + n], "little")
+        i += 1 + n
+        tag = b & 0xfc
+        if tag == 0x74:                      # Report Size
+            size = v
+        elif tag == 0x94:                    # Report Count
+            count = v
+        elif tag == 0x84:                    # Report ID
+            if not 1 <= v <= 255:
+                return None
+            rid = v
+        elif tag == 0xa4:                    # Push
+            if len(stack) == HID_STACK:
+                return None
+            stack.append((size, count, rid))
+        elif tag == 0xb4:                    # Pop
+            if not stack:
+                return None
+            size, count, rid = stack.pop()
+        elif tag == 0x80:                    # Input (Output, Feature: not sent)
+            bits[rid] = min(bits.get(rid, 0) + size * count, HID_MAX_BITS)
+    return [(r, (n + 7) // 8 + (1 if r else 0)) for r, n in bits.items()]
+
+
+def hid_fitting(reports: list[tuple[int, int]], maxpacket: int) -> list[tuple[int, int]]:
+    """profile.c profile_hid_fitting(): the reports sent on an endpoint of
+    `maxpacket` bytes; a full-size one only when no report is longer (usbhid's
+    URB, the longest input report, is then one packet long)."""
+    longest = max((n for _, n in reports), default=0)
+    return [(r, n) for r, n in reports
+            if 0 < n < maxpacket or (n == maxpacket and longest <= maxpacket)]
+
+
+def hid_reports(configs: list[bytes], gets, ep: int) -> list[tuple[int, int]]:
+    """profile.c profile_hid_reports(): what pattern hid sends on interrupt IN
+    endpoint `ep`; empty when its interface (the first descriptor of `ep`) is
+    not HID, has no report descriptor `get` (first match, wildcards too; not a
+    stall, not empty) or declares no input report that fits."""
+    iface = None
+    for cfg in configs:
+        intf = None
+        for d in descriptors(cfg):
+            if d[1] == 0x04 and d[0] >= 9:
+                intf = d
+            if (iface is None and intf is not None and d[1] == 0x05 and d[0] >= 7
+                    and d[2] == ep and d[3] & 3 == 3):
+                iface = (intf[2], intf[5])
+    if iface is None or iface[1] != 0x03:
+        return []
+    mps = min(_le16(d[4:6]) & 0x7ff for cfg in configs for d in descriptors(cfg)
+              if d[1] == 0x05 and d[0] >= 7 and d[2] == ep and d[3] & 3 == 3)
+    rule = next((g for g in gets if (g.type, g.req) == (0x81, 0x06)
+                 and g.value in (None, 0x2200) and g.index in (None, iface[0])), None)
+    if rule is None or not rule.data:
+        return []
+    reports = hid_input_reports(rule.data)
+    return hid_fitting(reports, mps) if reports else []
+
+
+def plan_defaults(configs: list[bytes], gets=()) -> tuple[list[tuple[int, int, int | None]], list[tuple[int, str]]]:
     """plan.c plan_defaults(): the class `set` lines (type, req, store_req or
-    None for ack) and one interrupt pattern per interrupt IN endpoint."""
+    None for ack) and one interrupt pattern per interrupt IN endpoint; `gets`
+    are the profile's `get` lines so far (a capture's planned answers): a HID
+    interface's endpoint gets `hid` when its report descriptor is among them
+    and declares an input report that fits (hid_reports)."""
     sets: list[tuple[int, int, int | None]] = []
     ints: list[tuple[int, str]] = []
 
@@ -1117,7 +1203,13 @@ def plan_defaults(configs: list[bytes]) -> tuple[list[tuple[int, int, int | None
                     or _le16(d[4:6]) & 0x7ff < 2):
                 continue
             if not any(e == d[2] for e, _ in ints):
-                ints.append((d[2], "uvc-control" if (cls, sub) == (0x0e, 0x01) else "random"))
+                if (cls, sub) == (0x0e, 0x01):
+                    pat = "uvc-control"
+                elif cls == 0x03 and hid_reports(configs, gets, d[2]):
+                    pat = "hid"
+                else:
+                    pat = "random"
+                ints.append((d[2], pat))
     return sets, ints
 
 
@@ -1558,7 +1650,7 @@ def build(parsed: Parsed, name: str, *, description: str | None = None,
             raise ListingError(parsed.path, None, f"string {i} is named by a descriptor but "
                                "the listing does not show it")
     gets = _answers(parsed, configs, shipped)
-    sets_, ints = plan_defaults(configs)
+    sets_, ints = plan_defaults(configs, gets)
     sets = [Set(t, r, None, None, s) for t, r, s in sets_]
     if shipped:
         for comment, g in shipped.vendor_gets:

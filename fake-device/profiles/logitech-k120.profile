@@ -54,5 +54,5 @@ set 0x21 0x09 * * ack
 set 0x21 0x0a * * ack
 set 0x21 0x0b * * ack
 
-interrupt 0x81 pattern random
-interrupt 0x82 pattern random
+interrupt 0x81 pattern hid
+interrupt 0x82 pattern hid

@@ -264,6 +264,8 @@ int plan_defaults(struct profile *p)
 		0x40, 0x41, 0x42, 0x43, 0x44,   /* ECM: multicast filters, PM, packet filter */
 		0x84, 0x86, 0x88, 0x8a,         /* NCM: format, input size, datagram, CRC */
 	};
+	struct profile_hid_report hid[PROFILE_HID_MAX_REPORTS];
+	enum profile_pattern pat;
 	int rc = 0;
 
 	for (size_t c = 0; c < p->n_configs; c++) {
@@ -295,8 +297,13 @@ int plan_defaults(struct profile *p)
 			if (d[1] != 0x05 || d[0] < 7 || !(d[2] & 0x80) || (d[3] & 3) != 3 ||
 			    (le16(d + 4) & 0x7ff) < 2)
 				continue;
-			rc |= add_interrupt(p, d[2], cls == 0x0e && sub == 0x01 ?
-					    PROFILE_PATTERN_UVC_CONTROL : PROFILE_PATTERN_RANDOM);
+			if (cls == 0x0e && sub == 0x01)
+				pat = PROFILE_PATTERN_UVC_CONTROL;
+			else if (cls == 0x03 && profile_hid_reports(p, d[2], hid))
+				pat = PROFILE_PATTERN_HID;      /* what the checker accepts */
+			else
+				pat = PROFILE_PATTERN_RANDOM;
+			rc |= add_interrupt(p, d[2], pat);
 		}
 	}
 	return rc ? -1 : 0;

@@ -38,7 +38,13 @@ uint16_t plan_length(const struct profile *p, const struct plan_req *r);
 int plan_record(struct profile *p, const struct plan_req *r, const uint8_t *data,
 		size_t len);
 
-/* Append the class defaults: set rules and interrupt rules.  0 or -1. */
+/* Append the class defaults: set rules and one interrupt rule per
+ * interrupt IN endpoint with a wMaxPacketSize of 2 or more: uvc-control on
+ * a UVC VideoControl interface's; hid on a HID interface's when @p already
+ * holds that interface's report descriptor (its `get`, as plan_capture
+ * records it before) and the descriptor declares an input report that fits
+ * (profile_hid_reports(): what the checker accepts); random on the
+ * others.  0 or -1. */
 int plan_defaults(struct profile *p);
 
 /* ---- The capture itself ------------------------------------------------- */

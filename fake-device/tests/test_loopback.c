@@ -579,6 +579,51 @@ static void test_profile_json(void **state)
 	pdev_free(&x);
 }
 
+/* The K120 profile (pattern hid): whole input reports over usbredir, the
+ * boot keyboard's 8 bytes as full-size packets, each followed by its
+ * all-zero release. */
+static void test_profile_hid_reports(void **state)
+{
+	struct fake_cfg cfg = peer_default_cfg();
+	char *path = fx_path("profiles/logitech-k120.profile");
+	struct peer *p;
+	size_t n81 = 0, n82 = 0;
+
+	(void)state;
+	cfg.profile = path;
+	p = attach(&cfg);
+	assert_true(p->dev->use_profile);
+	assert_int_equal(p->dev->n_gens, 2);
+	peer_set_configuration(p, 1);
+	peer_start_interrupt(p, 0x81);
+	assert_int_equal(p->irq_recv_status, usb_redir_success);
+	peer_start_interrupt(p, 0x82);
+	assert_int_equal(p->irq_recv_status, usb_redir_success);
+	/* low speed: bInterval 10 (100/s) and 255 (about 4/s) */
+	flood_for(p, 0.6);
+	for (size_t i = 0; i < p->n_irq; i++) {
+		const struct peer_irq *q = &p->irq[i];
+
+		assert_int_equal(q->status, usb_redir_success);
+		if (q->ep == 0x81) {
+			assert_int_equal(q->len, 8);
+			if (n81++ % 2)
+				assert_memory_equal(q->data, "\0\0\0\0\0\0\0\0", 8);
+		} else {
+			static const uint8_t lens[] = { 4, 2, 3, 4 };
+
+			assert_int_equal(q->ep, 0x82);
+			assert_int_equal(q->data[0], n82 / 2 % 4 + 1);
+			assert_int_equal(q->len, lens[n82 / 2 % 4]);
+			n82++;
+		}
+	}
+	assert_true(n81 >= 50);
+	assert_true(n82 >= 2);
+	peer_free(p);
+	free(path);
+}
+
 static int no_read(void *ctx, uint8_t *data, int count)
 {
 	(void)ctx;
@@ -637,5 +682,6 @@ TEST_LIST(loopback_tests,
 	cmocka_unit_test(test_profile_interrupt_replay),
 	cmocka_unit_test(test_profile_bulk_hold_and_cancel),
 	cmocka_unit_test(test_profile_json),
+	cmocka_unit_test(test_profile_hid_reports),
 	cmocka_unit_test(test_profile_bad_file),
 )

@@ -304,6 +304,42 @@ static void test_plan_defaults(void **state)
 			fail_msg("defaults do not validate: %s", err);
 	}
 	profile_free(&p);
+
+	/* HID: hid where the profile holds the interface's report descriptor
+	 * and it declares an input report that fits (the K120's two
+	 * interfaces), random where it does not (fx_multi's 0x84 above: no
+	 * Input item) */
+	{
+		char *path = fx_path("profiles/logitech-k120.profile");
+		char err[512];
+
+		if (profile_load_file(path, &p, err, sizeof(err)))
+			fail_msg("%s", err);
+		free(path);
+		drop_defaults(&p);
+		assert_int_equal(plan_defaults(&p), 0);
+		assert_int_equal(p.n_interrupts, 2);
+		assert_int_equal(p.interrupts[0].ep, 0x81);
+		assert_int_equal(p.interrupts[0].pattern, PROFILE_PATTERN_HID);
+		assert_int_equal(p.interrupts[1].ep, 0x82);
+		assert_int_equal(p.interrupts[1].pattern, PROFILE_PATTERN_HID);
+		if (profile_validate(&p, err, sizeof(err)))
+			fail_msg("defaults do not validate: %s", err);
+		/* interface 1's report descriptor stalls: random there */
+		drop_defaults(&p);
+		p.gets[1].stall = true;
+		assert_int_equal(plan_defaults(&p), 0);
+		assert_int_equal(p.interrupts[0].pattern, PROFILE_PATTERN_HID);
+		assert_int_equal(p.interrupts[1].pattern, PROFILE_PATTERN_RANDOM);
+		/* no report descriptor at all (a capture's plan_defaults sees
+		 * only what it read): random */
+		drop_defaults(&p);
+		p.gets[0].stall = true;
+		assert_int_equal(plan_defaults(&p), 0);
+		assert_int_equal(p.interrupts[0].pattern, PROFILE_PATTERN_RANDOM);
+		assert_int_equal(p.interrupts[1].pattern, PROFILE_PATTERN_RANDOM);
+		profile_free(&p);
+	}
 }
 
 /* ---- plan_capture through a fake device ----------------------------------- */
@@ -646,6 +682,16 @@ static void test_capture_of_replay(void **state)
 	fx_parse(fx_cdc, &p);
 	check_replay_capture("CDC ACM", &p);
 	assert_int_equal(p.n_interrupts, 1);
+	profile_free(&p);
+
+	/* the K120: its report descriptors come back, and with them hid */
+	path = fx_path("profiles/logitech-k120.profile");
+	if (profile_load_file(path, &p, err, sizeof(err)))
+		fail_msg("%s", err);
+	free(path);
+	check_replay_capture("logitech-k120.profile", &p);
+	assert_int_equal(p.n_interrupts, 2);
+	assert_int_equal(p.interrupts[1].pattern, PROFILE_PATTERN_HID);
 	profile_free(&p);
 
 	/* a device that answers differently is told apart */
