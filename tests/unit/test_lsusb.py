@@ -252,6 +252,31 @@ class Synthesized(unittest.TestCase):
             lsusb.hid_check(g.data)
             self.assertTrue(g.comment[0].startswith("synthesized:"))
 
+    def test_hid_endpoints_send_whole_input_reports(self):
+        # plan_defaults (as plan.c's): hid where the report descriptor is known
+        # and declares an input report that fits, random where it is not
+        p = self.profile("logitech-k120")
+        self.assertEqual(p.interrupts, [(0x81, "hid"), (0x82, "hid")])
+        hid = {g.index: g.data for g in p.gets if g.req == 0x06}
+        self.assertEqual(lsusb.hid_input_reports(hid[0]), [(0, 8)])
+        self.assertEqual(lsusb.hid_input_reports(hid[1]), [(1, 4), (2, 2), (3, 3), (4, 4)])
+        _, ints = lsusb.plan_defaults(p.configs)
+        self.assertEqual(ints, [(0x81, "random"), (0x82, "random")])
+        stalled = [lsusb.Get(g.type, g.req, g.value, g.index, None if g.index == 1 else g.data)
+                   for g in p.gets]
+        _, ints = lsusb.plan_defaults(p.configs, stalled)
+        self.assertEqual(ints, [(0x81, "hid"), (0x82, "random")])
+        # Push/Pop, a long item skipped, malformed descriptors
+        self.assertEqual(lsusb.hid_input_reports(bytes.fromhex(
+            "85 01 75 08 95 02 a4 85 02 95 05 81 02 b4 81 02")), [(2, 6), (1, 3)])
+        self.assertEqual(lsusb.hid_input_reports(bytes.fromhex(
+            "75 08 95 04 fe 02 10 81 02 95 01 81 02")), [(0, 1)])
+        for bad in ("75 08 95 01 81", "85 00 81 02", "b4", "a4 a4 a4 a4 a4", "fe 05 10 00"):
+            self.assertIsNone(lsusb.hid_input_reports(bytes.fromhex(bad)), bad)
+        # longer than wMaxPacketSize: left out; full-size only when no report is longer
+        self.assertEqual(lsusb.hid_fitting([(1, 4), (2, 9), (3, 8), (4, 3)], 8), [(1, 4), (4, 3)])
+        self.assertEqual(lsusb.hid_fitting([(1, 4), (3, 8)], 8), [(1, 4), (3, 8)])
+
     def test_a_report_descriptor_lsusb_printed_is_used(self):
         # newer lsusb, usbhid not bound: the items are printed; rebuild them
         report = lsusb.HID_REPORTS["boot-keyboard-65"][0]()
