@@ -8,8 +8,10 @@
  * rules, SET_CUR store) and an embedded composite device (two
  * configurations, alternate settings, HID, bulk endpoints held and
  * cancelled, wildcard/stall/vendor/store rules and one interrupt IN
- * endpoint per pattern).  Both are written to temporary files once, since
- * fake_dev_new() loads its profile from a file.
+ * endpoint per pattern; hid's reports are 4, 8, 20 and 2 bytes long on an
+ * 8-byte endpoint, so the 20-byte one makes the 8-byte one stay out too).
+ * Both are written to temporary files once, since fake_dev_new() loads
+ * its profile from a file.
  *
  * Input byte 0: bit 0 the composite profile (else the built-in camera),
  * bit 1 --rate 500, bit 6 --count 40, bit 7 --hotplug 0.5.  The seeds
@@ -34,15 +36,16 @@ static const char composite[] =
 	"speed full\n"
 	"device 12 01 01 02 00 00 00 40 34 12 78 56 00 01 01 02 03 02\n"
 	"qualifier 0a 06 00 02 00 00 00 40 01 00\n"
-	"config 09 02 9e 00 05 01 00 c0 32\n"
+	"config 09 02 a5 00 05 01 00 c0 32\n"
 	"\t09 04 00 00 01 0e 01 00 00\n"
 	"\t07 05 83 03 10 00 01\n"
 	"\t09 04 02 00 00 0e 02 00 00\n"
 	"\t09 04 02 01 01 0e 02 00 00\n"
 	"\t07 05 81 05 00 02 01\n"
-	"\t09 04 03 00 01 03 00 00 00\n"
-	"\t09 21 11 01 00 01 22 05 00\n"
+	"\t09 04 03 00 02 03 00 00 00\n"
+	"\t09 21 11 01 00 01 22 27 00\n"
 	"\t07 05 84 03 08 00 0a\n"
+	"\t07 05 8a 03 08 00 0a\n"
 	"\t09 04 04 00 01 ff 00 00 00\n"
 	"\t07 05 85 03 20 00 01\n"
 	"\t09 04 04 01 03 ff 00 00 00\n"
@@ -64,7 +67,9 @@ static const char composite[] =
 	"string 0x0407 1 \"Acme\"\n"
 	"string 0x0407 2 \"Fuzzger\\xc3\\xa4t\"\n"
 	"string 0x0407 3 \"0001\"\n"
-	"get 0x81 0x06 0x2200 0x0003 = 05 01 09 02 a1\n"
+	"get 0x81 0x06 0x2200 0x0003 = 05 01 09 00 a1 01 85 01 75 08 95 03 81 02\n"
+	"\t85 02 75 08 95 07 81 02 85 03 75 08 95 13 81 02 85 04 75 01 95 01 81 02\n"
+	"\tc0\n"
 	"get 0xa1 0x81 0x0200 0x0100 = 34 12\n"
 	"get 0xa1 0x81 0x0300 0x0200 = 07 00 00 00 00 00 00 00 00 00 00 00 00 00 00\n"
 	"get 0xa1 0x81 0x0400 0x0100 stall\n"
@@ -81,12 +86,13 @@ static const char composite[] =
 	"interrupt 0x83 pattern uvc-mixed\n"
 	"interrupt 0x84 packet 01 02 03\n"
 	"interrupt 0x84 packet 04\n"
-	"interrupt 0x84 packet 05 06 07 08 09 0a 0b\n"
+	"interrupt 0x84 packet 05 06 07 08 09 0a 0b 0c\n"
 	"interrupt 0x85 pattern uvc-malformed\n"
 	"interrupt 0x86 pattern random\n"
 	"interrupt 0x87 pattern zero\n"
 	"interrupt 0x88 pattern uvc-button\n"
-	"interrupt 0x89 pattern uvc-random\n";
+	"interrupt 0x89 pattern uvc-random\n"
+	"interrupt 0x8a pattern hid\n";
 
 static char builtin_path[64], composite_path[64];
 

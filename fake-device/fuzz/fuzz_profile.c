@@ -4,7 +4,8 @@
  * never crash or read out of bounds; whenever it accepts the input, the
  * canonical text of the result must parse back to the same profile and be
  * written again byte for byte (write(parse(x)) is a fixed point).  The
- * checks, the lookups and the store rules run on every accepted profile.
+ * checks, the lookups, the store rules and the HID report descriptor
+ * parser (on every `get` answer) run on every accepted profile.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,8 +42,27 @@ static void exercise(struct profile *p)
 			abort();
 	}
 	profile_string_descriptor(p, 0, 0, buf, sizeof(buf));
-	for (size_t i = 0; i < p->n_interrupts; i++)
+	for (size_t i = 0; i < p->n_interrupts; i++) {
+		struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
+		unsigned mps = profile_interrupt_maxpacket(p, p->interrupts[i].ep);
+		size_t n;
+
 		profile_find_endpoint(p, p->interrupts[i].ep, NULL, NULL, NULL);
+		/* pattern hid sends whole reports that fit the endpoint */
+		n = profile_hid_reports(p, p->interrupts[i].ep, r);
+		for (size_t k = 0; k < n; k++)
+			if (!r[k].len || r[k].len > mps)
+				abort();
+	}
+	/* every answer, read as a HID report descriptor */
+	for (size_t i = 0; i < p->n_gets && i < 16; i++) {
+		struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
+		size_t bad = 0;
+		int n = profile_hid_input_reports(p->gets[i].data, p->gets[i].len, r, &bad);
+
+		if (n > PROFILE_HID_MAX_REPORTS || (n < 0 && bad >= p->gets[i].len))
+			abort();
+	}
 	/* A store makes the request read back what was stored. */
 	for (size_t i = 0; i < p->n_sets && i < 4; i++) {
 		struct profile_set s = p->sets[i];

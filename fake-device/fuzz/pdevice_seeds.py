@@ -85,7 +85,7 @@ def main():
         "builtin-flood": b"\x00" + flood([0x83]),
         "builtin-hotplug": b"\x82" + flood([0x83]),
         "composite-enumerate": b"\x01" + enumerate_all() + class_requests(),
-        "composite-flood": b"\x01" + flood(range(0x83, 0x8a)),
+        "composite-flood": b"\x01" + flood(range(0x83, 0x8b)),
         "composite-count": b"\x43" + flood([0x84, 0x85, 0x88]),
         "composite-bulk": b"\x01" + bulk_hold(),
         "composite-hotplug": b"\x81" + bulk_hold() + flood([0x86]),
