@@ -76,8 +76,10 @@
 #define CAM_PROBE_LEN            34     /* UVC 1.1 probe/commit structure */
 #define CAM_STILL_PROBE_LEN      11
 
-/* Status packets must stay shorter than wMaxPacketSize: QEMU's usb-redir
- * merges a full-size interrupt packet with the next one. */
+/* Status packets stay shorter than wMaxPacketSize: a short packet ends the
+ * guest's transfer whatever its URB, where QEMU's usb-redir joins a
+ * full-size interrupt packet with the next one unless the URB is exactly
+ * one packet long. */
 #define CAM_STATUS_MAX_LEN       (CAM_EP_STATUS_MAXPACKET - 1)
 
 /* ---- Video formats -------------------------------------------------------- */
