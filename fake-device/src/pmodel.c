@@ -361,9 +361,14 @@ int pm_gen_init(struct pm_gen *g, const struct pmodel *m,
 
 		/* they fit in wMaxPacketSize; and in the buffer */
 		for (size_t i = 0; i < n; i++)
-			if (r[i].len <= PM_PACKET_MAX)
-				g->hid[g->n_hid++] = (struct pm_hid_report){
-					r[i].id, (uint16_t)r[i].len };
+			if (r[i].len <= PM_PACKET_MAX) {
+				struct pm_hid_report *h = &g->hid[g->n_hid++];
+
+				h->id = r[i].id;
+				h->len = (uint16_t)r[i].len;
+				h->n_keys = (uint8_t)r[i].n_keys;
+				memcpy(h->keys, r[i].keys, sizeof(h->keys));
+			}
 		if (!g->n_hid)
 			return -1;
 	}
@@ -446,8 +451,47 @@ static size_t random_bytes(struct pm_gen *g, uint8_t *buf, size_t cap)
 	return n;
 }
 
+static void put_bits(uint8_t *p, uint32_t bit, uint32_t size, uint32_t v)
+{
+	for (uint32_t k = 0; k < size; k++, bit++) {
+		if (v >> k & 1)
+			p[bit / 8] |= (uint8_t)(1u << (bit % 8));
+		else
+			p[bit / 8] &= (uint8_t)~(1u << (bit % 8));
+	}
+}
+
+/* Keyboard fields type harmless keys only: letters, digits, Enter, Esc,
+ * Backspace, Tab, Space and punctuation (usages 0x04 to 0x38).  Never a
+ * modifier, a function key, ScrollLock or Delete: the guest's VT acts on
+ * Ctrl-Alt-Del (restarts the machine), Ctrl/Shift/AltGr-ScrollLock (dumps
+ * tasks, memory, registers) and Alt-Fn (switches consoles). */
+static void hid_safe_keys(struct pm_gen *g, const struct pm_hid_report *r, uint8_t *payload,
+			  uint32_t payload_bits)
+{
+	for (size_t f = 0; f < r->n_keys; f++) {
+		const struct profile_hid_keys *k = &r->keys[f];
+
+		for (uint32_t j = 0; j < k->count; j++) {
+			uint64_t at = (uint64_t)k->bit + (uint64_t)j * k->size;
+			uint32_t v = 0;
+
+			if (at + k->size > payload_bits)
+				break;
+			if (k->array) {
+				if (k->size >= 6)       /* a letter: a to z */
+					v = 0x04 + (uint32_t)(next_rand(&g->prng) % 26);
+			} else if (k->usage_min + j >= 0x04 && k->usage_min + j <= 0x38) {
+				v = (uint32_t)next_rand(&g->prng) & 1u;   /* up or down */
+			}
+			put_bits(payload, (uint32_t)at, k->size, v);
+		}
+	}
+}
+
 /* Input reports in turn, each first with random payload and then all zero
- * (a key release, a button let go), Report ID byte set. */
+ * (a key release, a button let go), Report ID byte set.  Keyboard fields
+ * get harmless keys (hid_safe_keys). */
 static size_t hid_report(struct pm_gen *g, uint8_t *buf)
 {
 	const struct pm_hid_report *r;
@@ -465,6 +509,7 @@ static size_t hid_report(struct pm_gen *g, uint8_t *buf)
 	} else {
 		for (size_t i = off; i < r->len; i++)
 			buf[i] = (uint8_t)next_rand(&g->prng);
+		hid_safe_keys(g, r, buf + off, (uint32_t)(r->len - off) * 8);
 	}
 	g->hid_release = !g->hid_release;
 	return r->len;

@@ -71,6 +71,8 @@ double pm_ceiling(enum profile_speed speed, uint8_t interval);
 struct pm_hid_report {
 	uint8_t id;                          /* Report ID; 0: no ID byte */
 	uint16_t len;                        /* bytes, the ID byte included */
+	uint8_t n_keys;                      /* keyboard fields: harmless keys only */
+	struct profile_hid_keys keys[PROFILE_HID_MAX_KEYS];
 };
 
 /* The packets of one interrupt IN endpoint. */

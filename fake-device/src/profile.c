@@ -1158,6 +1158,7 @@ int profile_find_endpoint(const struct profile *p, uint8_t ep, uint8_t *type,
 
 struct hid_globals {
 	uint32_t size, count;           /* Report Size (bits), Report Count */
+	uint32_t page;                  /* Usage Page */
 	uint8_t id;                     /* Report ID; 0: none yet */
 };
 
@@ -1168,6 +1169,9 @@ int profile_hid_input_reports(const uint8_t *desc, size_t len,
 	uint64_t bits[PROFILE_HID_MAX_REPORTS] = { 0 };
 	int where[PROFILE_HID_MAX_REPORTS];     /* position in @out; -1 */
 	size_t depth = 0, n = 0, i = 0;
+	/* local items, until the next main item: the first usage, its page */
+	uint32_t usage = 0, usage_page = 0;
+	bool have_usage = false;
 
 	for (size_t k = 0; k < PROFILE_HID_MAX_REPORTS; k++)
 		where[k] = -1;
@@ -1218,10 +1222,32 @@ int profile_hid_input_reports(const uint8_t *desc, size_t len,
 			}
 			g = stack[--depth];
 			break;
+		case 0x04:              /* global: Usage Page */
+			g.page = v;
+			break;
+		case 0x08:              /* local: Usage */
+		case 0x18:              /* local: Usage Minimum */
+			if (!have_usage || (b & 0xfc) == 0x18) {
+				/* a 4-byte usage carries its page in the high half */
+				usage = sz == 4 ? (v & 0xffff) : v;
+				usage_page = sz == 4 ? v >> 16 : 0;
+				have_usage = true;
+			}
+			break;
 		case 0x80:              /* main: Input */
 			if (where[g.id] < 0) {
 				where[g.id] = (int)n;
 				out[n++] = (struct profile_hid_report){ .id = g.id };
+			}
+			if (!(v & 1) && (usage_page ? usage_page : g.page) == 0x07 &&
+			    g.size && g.size <= 32 && g.count && bits[g.id] < (1u << 24)) {
+				struct profile_hid_report *r = &out[where[g.id]];
+
+				if (r->n_keys < PROFILE_HID_MAX_KEYS)
+					r->keys[r->n_keys++] = (struct profile_hid_keys){
+						.bit = (uint32_t)bits[g.id], .size = g.size,
+						.count = g.count, .usage_min = usage,
+						.array = !(v & 2) };
 			}
 			add = (uint64_t)g.size * g.count;
 			if (add > HID_MAX_BITS - bits[g.id])
@@ -1231,6 +1257,10 @@ int profile_hid_input_reports(const uint8_t *desc, size_t len,
 			break;
 		default:                /* Output, Feature, collections, local items */
 			break;
+		}
+		if ((b & 0x0c) == 0x00) {       /* a main item ends the local items */
+			usage = usage_page = 0;
+			have_usage = false;
 		}
 	}
 	for (size_t k = 0; k < n; k++)

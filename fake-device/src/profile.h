@@ -207,10 +207,26 @@ int profile_find_endpoint(const struct profile *p, uint8_t ep, uint8_t *type,
 /* Report IDs 1 to 255, and 0: the items before any Report ID. */
 #define PROFILE_HID_MAX_REPORTS 256
 
+/* A non-constant Input field on the Keyboard/Keypad usage page (0x07).
+ * The guest's VT acts on some keys (Ctrl-Alt-Del restarts the machine,
+ * Ctrl-ScrollLock dumps every task): pattern hid types only harmless ones
+ * into such fields. */
+#define PROFILE_HID_MAX_KEYS 4
+
+struct profile_hid_keys {
+	uint32_t bit;                   /* offset after the ID byte, in bits */
+	uint32_t size;                  /* Report Size, bits */
+	uint32_t count;                 /* Report Count */
+	uint32_t usage_min;             /* a variable field's first usage */
+	bool array;                     /* an array: each element is a key code */
+};
+
 struct profile_hid_report {
 	uint8_t id;                     /* Report ID; 0: the report has no ID byte */
 	size_t len;                     /* bytes on the wire: the ID byte (if any),
 					 * then the Input bits rounded up to bytes */
+	size_t n_keys;                  /* keyboard fields (the first few) */
+	struct profile_hid_keys keys[PROFILE_HID_MAX_KEYS];
 };
 
 /* The input reports HID report descriptor @desc declares, in the order of

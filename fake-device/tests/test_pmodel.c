@@ -706,6 +706,26 @@ static void test_gen_hid(void **state)
 	}
 	assert_true(nonzero > 40);
 
+	/* only harmless keys: never a modifier (Ctrl-Alt-Del restarts the
+	 * guest), key codes only letters; 1000 presses */
+	{
+		static uint8_t many[2000][PM_PACKET_MAX];
+		static size_t lm[2000];
+		int letters[26] = { 0 }, seen = 0;
+
+		gen_hid(&m, 0x81, 7, 2000, many, lm);
+		for (int i = 0; i < 2000; i += 2) {
+			assert_int_equal(many[i][0], 0);
+			for (int k = 2; k < 8; k++) {
+				assert_in_range(many[i][k], 0x04, 0x1d);
+				letters[many[i][k] - 0x04]++;
+			}
+		}
+		for (int k = 0; k < 26; k++)
+			seen += letters[k] > 0;
+		assert_int_equal(seen, 26);
+	}
+
 	/* consumer/system controls (0x82, wMaxPacketSize 4): IDs 1 to 4 in
 	 * turn, each whole (4 bytes fill a packet: usbhid's URB is 4 bytes),
 	 * twice: random, then zero after the ID */

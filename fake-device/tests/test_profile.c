@@ -743,6 +743,37 @@ static void test_hid_reports(void **state)
 	MALFORMED(2, 0x75, 0x08, 0xfe, 0x05, 0x10, 0x00);
 	REPORTS("", 0xa4, 0xa4, 0xa4, 0xa4, 0xb4, 0xb4, 0xb4, 0xb4);
 
+	/* Keyboard fields (usage page 7, not constant): the boot keyboard's
+	 * modifiers (variable, from usage 0xe0) and its 6 key codes (an array
+	 * after the constant reserved byte) */
+	assert_int_equal(profile_hid_input_reports(k120_keyboard, sizeof(k120_keyboard), r,
+						   NULL), 1);
+	assert_int_equal(r[0].n_keys, 2);
+	assert_int_equal(r[0].keys[0].bit, 0);
+	assert_int_equal(r[0].keys[0].size, 1);
+	assert_int_equal(r[0].keys[0].count, 8);
+	assert_int_equal(r[0].keys[0].usage_min, 0xe0);
+	assert_false(r[0].keys[0].array);
+	assert_int_equal(r[0].keys[1].bit, 16);
+	assert_int_equal(r[0].keys[1].size, 8);
+	assert_int_equal(r[0].keys[1].count, 6);
+	assert_true(r[0].keys[1].array);
+	/* the consumer page is not a keyboard; a 4-byte usage names its page */
+	assert_int_equal(profile_hid_input_reports(k120_consumer, sizeof(k120_consumer), r,
+						   NULL), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(r[i].n_keys, 0);
+	{
+		static const uint8_t d[] = { 0x05, 0x0c, 0x1b, 0x04, 0x00, 0x07, 0x00,
+					     0x75, 0x08, 0x95, 0x02, 0x81, 0x00,
+					     0x75, 0x08, 0x95, 0x01, 0x81, 0x00 };
+
+		assert_int_equal(profile_hid_input_reports(d, sizeof(d), r, NULL), 1);
+		assert_int_equal(r[0].n_keys, 1);       /* the locals end at a main item */
+		assert_int_equal(r[0].keys[0].usage_min, 4);
+		assert_int_equal(r[0].keys[0].count, 2);
+	}
+
 	/* Every Report ID, 1 to 255: all counted. */
 	{
 		uint8_t d[255 * 4];
@@ -767,17 +798,17 @@ static void test_hid_fitting(void **state)
 	/* longer than wMaxPacketSize: skipped (it would span packets); and with
 	 * one so long the URB is longer than a packet, so the 8-byte report,
 	 * a full-size packet, would be joined with the next one: skipped too */
-	r[0] = (struct profile_hid_report){ 1, 4 };
-	r[1] = (struct profile_hid_report){ 2, 9 };
-	r[2] = (struct profile_hid_report){ 3, 8 };
-	r[3] = (struct profile_hid_report){ 4, 3 };
+	r[0] = (struct profile_hid_report){ .id = 1, .len = 4 };
+	r[1] = (struct profile_hid_report){ .id = 2, .len = 9 };
+	r[2] = (struct profile_hid_report){ .id = 3, .len = 8 };
+	r[3] = (struct profile_hid_report){ .id = 4, .len = 3 };
 	assert_int_equal(profile_hid_fitting(r, 4, 8), 2);
 	assert_int_equal(r[0].id, 1);
 	assert_int_equal(r[1].id, 4);
 	/* with the URB one packet long, the full-size report is sent */
-	r[0] = (struct profile_hid_report){ 1, 4 };
-	r[1] = (struct profile_hid_report){ 3, 8 };
-	r[2] = (struct profile_hid_report){ 0, 0 };  /* empty: nothing to send */
+	r[0] = (struct profile_hid_report){ .id = 1, .len = 4 };
+	r[1] = (struct profile_hid_report){ .id = 3, .len = 8 };
+	r[2] = (struct profile_hid_report){ .id = 0, .len = 0 };  /* empty: nothing to send */
 	assert_int_equal(profile_hid_fitting(r, 3, 8), 2);
 	assert_int_equal(r[1].id, 3);
 	assert_int_equal(r[1].len, 8);
