@@ -60,6 +60,10 @@ class Profile:
     modules: tuple[str, ...]
     interrupt_in: tuple[int, ...]        # bEndpointAddress of every interrupt IN endpoint
     description: str | None = None
+    # the interfaces a loaded module is for (the rest, a camera's microphone
+    # or a DFU interface, have no driver in the usb-profiles kernel); ()
+    # means every interface (a device with a vendor driver)
+    driven: tuple[int, ...] = ()
 
     @property
     def id(self) -> str:
@@ -132,20 +136,32 @@ def from_host(h) -> Profile:
 
 def summarize(name: str, path: Path | None, vid: int, pid: int, config: bytes,
               desc: str | None) -> Profile:
-    """The modules and interrupt IN endpoints of a device and its configuration."""
-    modules, eps = [], []
+    """The modules, interrupt IN endpoints and driven interfaces of a device
+    and its configuration."""
+    modules, eps, driven, data = [], [], [], []
+    vendor = VENDOR_MODULES.get((vid, pid))
     for d in _descriptors(config):
         if d[1] == 0x04 and len(d) >= 9:
-            for m in CLASS_MODULES.get((d[5], d[6])) or CLASS_MODULES.get((d[5], None)) or ():
+            mods = CLASS_MODULES.get((d[5], d[6])) or CLASS_MODULES.get((d[5], None)) or ()
+            for m in mods:
                 if m not in modules:
                     modules.append(m)
+            if (mods or vendor) and d[2] not in driven:
+                driven.append(d[2])
+            elif d[5] == 0x0a and d[2] not in data:
+                data.append(d[2])       # CDC data: claimed by its comm interface's driver
         elif d[1] == 0x05 and len(d) >= 7 and d[2] & 0x80 and (d[3] & 3) == 3 \
                 and d[2] not in eps:
             eps.append(d[2])
-    vendor = VENDOR_MODULES.get((vid, pid))
-    if vendor and vendor not in modules:
-        modules.append(vendor)
-    return Profile(name, path, vid, pid, tuple(modules), tuple(eps), desc)
+    if any(m in ("cdc_acm", "cdc_ether", "cdc_ncm") for m in modules):
+        driven += [n for n in data if n not in driven]
+    if vendor:
+        # its own driver takes every interface (of whichever configuration
+        # it selects: the RTL8153's is not the first): () means all
+        driven = []
+        if vendor not in modules:
+            modules.append(vendor)
+    return Profile(name, path, vid, pid, tuple(modules), tuple(eps), desc, tuple(sorted(driven)))
 
 
 def _unquote(s: str) -> str | None:
@@ -319,17 +335,22 @@ class DeviceResult:
     opened: list[str] = field(default_factory=list)
     completions: dict[str, int] = field(default_factory=dict)   # "0x81" -> n
     passthrough: bool = False                  # a real device of the host (--usb-host)
+    driven: tuple[int, ...] = ()               # interfaces a loaded module is for
     sysname: str | None = None                 # the guest's sysfs name: "1-2"
     dmesg: list[str] = field(default_factory=list)   # kernel lines about it that complain
 
     @property
     def bound(self) -> bool:
-        return bool(self.interfaces) and all(d != "none" for d in self.interfaces.values())
+        """Every interface a loaded module is for has a driver (all of them
+        when the profile gave none: a result parsed without one)."""
+        want = self.driven or tuple(self.interfaces)
+        return bool(self.interfaces) and all(self.interfaces.get(n, "none") != "none"
+                                             for n in want)
 
     def to_json(self) -> dict:
         return {"index": self.index, "name": self.name, "id": self.id, "found": self.found,
                 "interfaces": {str(k): v for k, v in sorted(self.interfaces.items())},
-                "bound": self.bound, "opened": self.opened,
+                "bound": self.bound, "driven": list(self.driven), "opened": self.opened,
                 "interrupt_completions": self.completions, "passthrough": self.passthrough,
                 "sysname": self.sysname, "dmesg": self.dmesg}
 
@@ -340,7 +361,7 @@ _LINE = re.compile(r"DMAHARNESS-DEVICE (\d+) (.*)$")
 def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[DeviceResult]:
     """The script's lines, from the data log (ttyS1) when it has them,
     else from the console."""
-    out = [DeviceResult(i, p.name, p.id, passthrough=p.path is None)
+    out = [DeviceResult(i, p.name, p.id, passthrough=p.path is None, driven=p.driven)
            for i, p in enumerate(profiles)]
     text = data_log if "DMAHARNESS-DEVICE" in data_log else console
     for ln in text.splitlines():

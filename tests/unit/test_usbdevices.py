@@ -122,6 +122,25 @@ class Parse(unittest.TestCase):
         self.assertEqual(usbdevices.parse(console, [p])[0].completions, {})
         self.assertEqual(usbdevices.parse(console, [p], log)[0].completions, {"0x83": 12})
 
+    def test_interfaces_without_a_driver_in_the_kernel_do_not_count(self):
+        # the C922's microphone (audio, interfaces 2-3) and the SunplusIT's
+        # DFU interface have no driver in the usb-profiles kernel
+        c922 = usbdevices.load("logitech-c922", fake_uvc())
+        self.assertEqual(c922.driven, (0, 1))
+        self.assertEqual(usbdevices.load("sunplusit-hd-uvc15", fake_uvc()).driven, (0, 1))
+        # CDC data interfaces are claimed by their comm interface's driver
+        self.assertEqual(usbdevices.load("stm32-cdc-acm", fake_uvc()).driven, (0, 1))
+        # a vendor driver takes every interface of its configuration
+        self.assertEqual(usbdevices.load("pl2303", fake_uvc()).driven, ())
+        lines = "".join(f"DMAHARNESS-DEVICE 0 interface {n} driver {d}\n" for n, d in
+                        ((0, "uvcvideo"), (1, "uvcvideo"), (2, "none"), (3, "none")))
+        self.assertTrue(usbdevices.parse(lines, [c922])[0].bound)
+        self.assertFalse(usbdevices.parse(lines.replace("1 driver uvcvideo", "1 driver none"),
+                                          [c922])[0].bound)
+        # an interface the driver should take but that never showed up
+        self.assertFalse(usbdevices.parse("DMAHARNESS-DEVICE 0 interface 0 driver uvcvideo\n",
+                                          [c922])[0].bound)
+
     def test_an_unbound_interface_is_not_bound(self):
         p = usbdevices.load("builtin-uvc", fake_uvc())
         r = usbdevices.parse("DMAHARNESS-DEVICE 0 interface 0 driver uvcvideo\n"
