@@ -56,17 +56,63 @@ def case_version(case: Case) -> str | None:
     return ver if case.folder.parent.name == "cases" and re.fullmatch(r"\d+\.\d+", ver) else None
 
 
-def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
-    case = load_case(req.case)
+def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any]):
+    """The case, its target kernel, the spec and the run settings."""
+    case = load_case(case_path)
     ver = case_version(case)
-    spec = with_profile(req.variant, case.run)
+    spec = with_profile(variant, case.run)
     if ver and spec.kernel is None and spec.tree is None and ver in kernel.SUPPORTED:
         spec = replace(spec, kernel=ver)        # the case says which kernel
     t = target(spec)
     if ver and ver != t.version:
         where = f"--tree {t.checkout.path} (linux {t.version})" if t.checkout else f"--kernel {t.version}"
         raise errors.InputError(f"case {case.folder} is for linux {ver}, not {where}")
-    boot_, flood = settings.resolve(case.run, req.flags)
+    boot_, flood = settings.resolve(case.run, flags)
+    return case, t, spec, boot_, flood
+
+
+@dataclass(frozen=True)
+class CaseJobRequest:
+    """One boot of one variant of a case: a campaign's job (harness.campaign)."""
+    case: Path
+    variant: VariantSpec
+    flags: Mapping[str, Any]
+    name: str                                   # the case variant: before, fix, ...
+    index: int                                  # the run, from 1
+    run_dir: Path | None = None
+
+
+def run_case_job(req: CaseJobRequest, progress: Progress) -> dict:
+    """Build the variant, boot it once under the flood; the payload carries
+    the run's kernel reports folded by title, each with its first report
+    whole, so that `collect` diffs the case without the console."""
+    case, t, spec, boot_, flood = _prepare(req.case, req.variant, req.flags)
+    found = [v for v in [case.before] + case.afters if v.name == req.name]
+    if not found:
+        names = ", ".join(v.name for v in [case.before] + case.afters)
+        raise errors.InputError(f"case {case.name} has no variant {req.name!r} ({names})")
+    if req.index < 1:
+        raise errors.InputError(f"--case-run {req.index}: runs count from 1")
+    v = found[0]
+    b = kernel.build(t.variant(v.patches), jobs=spec.jobs, progress=progress, force=spec.force,
+                     need_tree=t.checkout is None)
+    folder = req.run_dir or new_run_dir(f"case-{case.name}-{v.name}-{req.index}")
+    progress.note(f"[case {case.name}] {v.name} run {req.index}")
+    fr = flood_once(FloodJob(b, folder, boot_, flood), progress)
+    reps = reports.parse(fr.result.console.read_text(errors="replace"))
+    failure = None
+    if fr.result.outcome not in ("ok", "panic", "guest-error") or fr.crashed:
+        failure = (fr.device_error().message.splitlines()[0] if fr.crashed
+                   else fr.result.describe())
+    return {"command": "run", "job": {"case": case.name, "variant": v.name, "run": req.index},
+            **t.to_json(), "build": b.to_json(), "ok": failure is None, "failure": failure,
+            "outcome": fr.result.outcome, "run_dir": str(folder),
+            "console": str(fr.result.console), "summary": fr.summary,
+            "signatures": [s.to_json_full() for s in reports.fold(reps)]}
+
+
+def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
+    case, t, spec, boot_, flood = _prepare(req.case, req.variant, req.flags)
     top = req.run_dir or new_run_dir(f"case-{case.name}-{t.name}")
     top.mkdir(parents=True, exist_ok=True)
     variants = [(v, t.variant(v.patches)) for v in [case.before] + case.afters]

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from . import bisect, bisectjob, cache, caserun, diff, errors, initramfs, jsonout, \
+from . import bisect, bisectjob, cache, campaign, caserun, diff, errors, initramfs, jsonout, \
     failnth, paths, pipeline, pointing, proc, profiles, reports, settings, sweep, sweephtml, \
     sweeptable, usbdevices
 from .errors import HarnessError
@@ -35,6 +35,7 @@ exit codes:
   5    the kernel or a C helper failed to build
   6    the guest failed: panic, hang, silence, missing end marker, bad status
   7    the fake device failed (crashed, never listened)
+  8    a campaign is incomplete: jobs are missing or failed (collect lists them)
   130  interrupted
 
 run settings (boot and flood options): defaults < a case's [run] table < the
@@ -161,6 +162,9 @@ def flood_group(p, *, title: str = "flood (run settings)"):
 
 def output_group(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--json-out", type=Path, metavar="FILE",
+                   help="also write that JSON object to FILE, whole or not at all (also on "
+                        "an error: then with \"ok\": false); what a campaign's jobs do")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -181,7 +185,16 @@ def flags(a) -> dict[str, Any]:
 # --- printing ------------------------------------------------------------------------
 
 def _emit(a, payload: dict, text: str) -> None:
+    if getattr(a, "json_out", None):
+        _write_json_out(a.json_out, payload)
     print(jsonout.dumps(payload) if a.json else text)
+
+
+def _write_json_out(path: Path, payload: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(jsonout.dumps(payload) + "\n")
+    os.replace(tmp, path)
 
 
 def _profile_lines(payload: dict) -> str:
@@ -323,6 +336,19 @@ def _devices_text(fr, f) -> str:
 
 def cmd_run_case(a) -> int:
     prog = Progress(quiet=a.quiet)
+    if a.case_variant or a.case_run:
+        if not (a.case_variant and a.case_run):
+            raise errors.InputError("--case-variant and --case-run go together (one run of "
+                                    "one variant: a campaign's job)")
+        payload = caserun.run_case_job(caserun.CaseJobRequest(
+            a.case, variant_spec(a), flags(a), a.case_variant, a.case_run, a.run_dir), prog)
+        sigs = payload["signatures"]
+        _emit(a, payload, f"{payload['job']['case']} {a.case_variant} run {a.case_run}: "
+              + (f"{len(sigs)} report title(s)" if payload["ok"] else
+                 f"FAILED: {payload['failure']}")
+              + "".join(f"\n  {s['count']:>5}  {s['title']}" for s in sigs)
+              + f"\n  console  {payload['console']}")
+        return errors.EXIT_OK if payload["ok"] else errors.EXIT_GUEST
     req = caserun.CaseRequest(a.case, variant_spec(a), flags(a), runs=a.runs,
                               parallel=a.parallel, run_dir=a.run_dir)
     res = caserun.run_case(req, prog)
@@ -330,6 +356,47 @@ def cmd_run_case(a) -> int:
           + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  json     {res.outcome_json}"
             f"\n  report   {res.html}")
     return diff.exit_code(res.outcome.matches)
+
+
+def cmd_plan(a) -> int:
+    extra = list(a.run_args)
+    c = campaign.plan_case(campaign.CasePlan(a.case, a.runs, a.output, tuple(extra)))
+    _emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
+          f"campaign {c.folder}: {len(c.jobs)} jobs (case {c.about['case']}: "
+          f"{', '.join(c.about['variants'])} x {a.runs} runs)\n"
+          f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
+          f"  run      dmaharness campaign {c.folder} --jobs N   (or the lines of jobs.txt, "
+          "anywhere, from the campaign folder)\n"
+          f"  merge    dmaharness collect {c.folder}")
+    return errors.EXIT_OK
+
+
+def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
+    if a.junit:
+        a.junit.write_text(campaign.junit(col))
+    payload = {**col.to_json(), **(extra or {})}
+    if col.incomplete:
+        _emit(a, payload, campaign.format_incomplete(col))
+        return errors.EXIT_INCOMPLETE
+    _emit(a, payload, diff.format_outcome(col.outcome)
+          + f"\n  jobs     {len(col.jobs)}, all back ({col.campaign.folder}/results)"
+          + (f"\n  junit    {a.junit}" if a.junit else ""))
+    return diff.exit_code(col.outcome.matches)
+
+
+def cmd_collect(a) -> int:
+    return _collected(a, campaign.collect(a.folder))
+
+
+def cmd_campaign(a) -> int:
+    prog = Progress(quiet=a.quiet)
+    c = campaign.load(a.folder)
+    t0 = time.monotonic()
+    rc = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog)
+    wall = time.monotonic() - t0
+    prog.note(f"[campaign] GNU parallel exited {rc} after {fmt_duration(wall)}")
+    return _collected(a, campaign.collect(a.folder),
+                      {"command": "campaign", "wall_s": round(wall, 1), "parallel_exit": rc})
 
 
 def cmd_bisect(a) -> int:
@@ -488,6 +555,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--runs", type=int, default=2, help="runs per variant (2)")
     g.add_argument("--parallel", type=int, default=2,
                    help="guests booted at once (2; one per core is about right)")
+    g.add_argument("--case-variant", metavar="NAME",
+                   help="with --case-run: one run of this variant only, its kernel reports "
+                        "folded by title in the JSON (a campaign's job; `dmaharness collect` "
+                        "diffs them); exit 0 when the guest ran, 6 when it failed")
+    g.add_argument("--case-run", type=int, metavar="N", help="which run (from 1)")
 
     bs = _command(
         sub, "bisect", cmd_bisect, "find the patch of a series that brings a report in (or out)",
@@ -562,6 +634,57 @@ def parser() -> argparse.ArgumentParser:
     boot_group(sw, timeout_help="seconds a boot may take before its workload", timeout=300,
                smp=1)
 
+    pl = sub.add_parser(
+        "plan", usage="dmaharness plan case CASE -o DIR [--runs N] [--json] [-- RUN-ARGS...]",
+        help="write a campaign: a case's runs as a list of independent jobs",
+        description="Write a campaign folder (-o DIR): campaign.json, jobs.txt with one "
+                    "plain `dmaharness run` command a line (one run of one variant of the "
+                    "case, its --json result written to results/<variant>-<run>.json), and "
+                    "a copy of the case.  Run the lines anywhere that has this checkout, "
+                    "from the campaign folder with dmaharness on PATH: `dmaharness campaign "
+                    "DIR --jobs N` here (GNU parallel), GNU parallel over ssh, Slurm.  Then "
+                    "`dmaharness collect DIR` diffs them as `run --case` does.  Arguments "
+                    "after -- go to every job (--duration 5s, --kernel 6.12, ...).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    pl.add_argument("what", choices=("case",), help="what to plan: case (the only kind yet)")
+    pl.add_argument("case", type=Path, metavar="CASE", help="the case folder or its case.toml")
+    pl.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
+                    help="the campaign folder (new, or empty)")
+    pl.add_argument("--runs", type=int, default=2, help="runs per variant (2)")
+    pl.set_defaults(run_args=[])
+    output_group(pl)
+    pl.set_defaults(func=cmd_plan)
+
+    co = sub.add_parser(
+        "collect", help="merge a campaign's results: the case diff, missing and failed jobs",
+        description="Read a campaign folder's results (and GNU parallel's joblog when there "
+                    "is one) and print what the local command prints: the case's diff and "
+                    "verdict (exit 0 when it matches the case's expectation, 1 when not).  "
+                    "Jobs with no result, or a failed one, are listed by id, why and "
+                    "command, and nothing is merged until every job is back (exit 8).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    co.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
+    co.add_argument("--junit", type=Path, metavar="FILE",
+                    help="also write JUnit XML: one test case per job, one per expected outcome "
+                         "(failures carry the report titles)")
+    output_group(co)
+    co.set_defaults(func=cmd_collect)
+
+    cg = sub.add_parser(
+        "campaign", help="run a campaign's jobs on this machine (GNU parallel), then collect",
+        description="Run the jobs of a campaign folder that have no good result yet, --jobs "
+                    "at a time on this machine, through GNU parallel (--joblog DIR/joblog, "
+                    "--resume-failed: a job that failed or was killed runs again, a job done "
+                    "is not); then print what `collect` prints.  Each job builds what it "
+                    "needs through the build cache (one build at a time) and boots its guest.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cg.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
+    cg.add_argument("--jobs", type=int, default=0, metavar="N",
+                    help="guests at once (default: one per core)")
+    cg.add_argument("--junit", type=Path, metavar="FILE", help="as collect --junit")
+    output_group(cg)
+    cg.set_defaults(func=cmd_campaign)
+
     cp = sub.add_parser(
         "cache", help="what the cache folder holds; prune work trees and old runs",
         description="Without an action: the cache folder's size by part, and every variant's "
@@ -616,14 +739,24 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in DELEGATED:
         # subcommands with their own argparse (and --help)
         return DELEGATED[argv[0]](argv[1:])
+    run_args = []
+    if argv and argv[0] == "plan" and "--" in argv:
+        # `plan ... -- RUN-ARGS`: what follows -- goes to every job, unparsed
+        i = argv.index("--")
+        argv, run_args = argv[:i], argv[i + 1:]
     a = parser().parse_args(argv)
+    if run_args:
+        a.run_args = run_args
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return a.func(a)
     except HarnessError as e:
+        failed = {"command": a.command, **e.payload, "ok": False, "error": e.to_json(),
+                  "failure": e.message.splitlines()[0] if e.message else None}
+        if getattr(a, "json_out", None):
+            _write_json_out(a.json_out, failed)
         if getattr(a, "json", False):
-            print(jsonout.dumps({"command": a.command, **e.payload, "ok": False,
-                                 "error": e.to_json()}))
+            print(jsonout.dumps(failed))
         sys.stderr.write(f"\ndmaharness {a.command}: error: {e.message}\n")
         if e.detail and not getattr(a, "quiet", False):
             sys.stderr.write(e.detail.rstrip() + "\n")

@@ -9,7 +9,7 @@ linux-source-6.1 linux-source-6.12
 gcc make flex bison bc libelf-dev libssl-dev cpio xz-utils lz4 patch perl kmod
 ccache busybox-static qemu-system-x86
 libusbredirparser-dev libusb-1.0-0-dev libcmocka-dev pkg-config clang usbredirect
-python3 dwarves gdb curl chromium
+python3 dwarves gdb curl chromium parallel python3-junitparser
 "
 
 if [ "${1:-}" = "--list" ]; then

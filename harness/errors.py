@@ -23,6 +23,7 @@ EXIT_INPUT = 4
 EXIT_BUILD = 5
 EXIT_GUEST = 6
 EXIT_DEVICE = 7
+EXIT_INCOMPLETE = 8     # a campaign with jobs missing or failed
 EXIT_INTERRUPTED = 130
 
 

@@ -176,6 +176,21 @@ class Report:
             "raw": list(self.raw),
         }
 
+    @staticmethod
+    def from_json(d: dict) -> "Report":
+        """The report to_json() wrote (a campaign job's result)."""
+        return Report(
+            kind=d["kind"], title=d["title"], guilty_frame=d.get("guilty_frame"),
+            stack=list(d.get("stack") or []), raw=list(d.get("raw") or []),
+            first_line=int(d.get("first_line") or 0),
+            stack_lines=list(d.get("stack_lines") or []), timestamp=d.get("timestamp"),
+            context=d.get("context"), message=d.get("message"),
+            aux_stacks={k: list(v) for k, v in (d.get("aux_stacks") or {}).items()},
+            truncated=bool(d.get("truncated")), alt_titles=list(d.get("alt_titles") or []),
+            rule=d.get("rule"), corrupted=bool(d.get("corrupted")),
+            corrupted_reason=d.get("corrupted_reason") or "",
+            last_line=int((d.get("span") or {}).get("last_line") or 0))
+
 
 @dataclass
 class Signature:
@@ -186,11 +201,25 @@ class Signature:
     count: int
     first: Report
     reports: list[Report] = field(default_factory=list)
+    all_corrupted: Optional[bool] = None     # given, when `reports` is not kept (from_json)
+    lines: Optional[list[int]] = None        # the reports' first lines, likewise
 
     @property
     def corrupted(self) -> bool:
         """Every report of the signature is corrupted."""
+        if self.all_corrupted is not None:
+            return self.all_corrupted
         return all(r.corrupted for r in (self.reports or [self.first]))
+
+    def to_json_full(self) -> dict:
+        """to_json() with the first report whole: what from_json() reads."""
+        return {**self.to_json(), "first": self.first.to_json()}
+
+    @staticmethod
+    def from_json(d: dict) -> "Signature":
+        return Signature(title=d["title"], kind=d["kind"], count=int(d["count"]),
+                         first=Report.from_json(d["first"]),
+                         all_corrupted=bool(d.get("corrupted")), lines=list(d.get("lines") or []))
 
     def to_json(self) -> dict:
         return {
@@ -201,7 +230,8 @@ class Signature:
             "corrupted": self.corrupted,
             "first_line": self.first.first_line,
             "first_timestamp": self.first.timestamp,
-            "lines": [r.first_line for r in self.reports],
+            "lines": [r.first_line for r in self.reports] if self.lines is None
+            else list(self.lines),
         }
 
 

@@ -1,0 +1,311 @@
+"""Campaigns: a piece of work as a list of independent dmaharness commands.
+
+`dmaharness plan case CASE` writes a campaign folder::
+
+    campaign.json   what the jobs are and how to merge them (versioned)
+    jobs.txt        one job a line: a plain `dmaharness ...` command that
+                    writes its --json result to results/<id>.json
+    case/           the case, copied (its patches are relative to it)
+    results/        what came back
+
+Every job line runs with the campaign folder as its working folder and
+`dmaharness` on PATH (the checkout's root), on any machine that has the
+checkout: here (`dmaharness campaign DIR --jobs N`, through GNU parallel),
+over ssh (GNU parallel's --sshlogin) or under Slurm.  A job that runs twice
+writes the same file; a result is written whole or not at all.
+
+`dmaharness collect DIR` merges whatever came back into what the local
+command gives (the case diff and its verdict), and lists every job that is
+missing or failed, by id and command; it never drops one silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from . import caserun, diff, errors, jsonout, paths, reports
+from .case import load_case
+from .errors import InputError
+
+CAMPAIGN_VERSION = 1
+CAMPAIGN_FILE = "campaign.json"
+JOBS_FILE = "jobs.txt"
+JOBLOG = "joblog"
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    argv: tuple[str, ...]           # the dmaharness arguments
+    result: str                     # results/<id>.json, relative to the campaign folder
+
+    def line(self) -> str:
+        return shlex.join(("dmaharness",) + self.argv)
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "argv": list(self.argv), "result": self.result}
+
+
+@dataclass(frozen=True)
+class Campaign:
+    folder: Path
+    kind: str                       # "case"
+    jobs: tuple[Job, ...]
+    about: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"version": CAMPAIGN_VERSION, "kind": self.kind, **self.about,
+                "jobs": [j.to_json() for j in self.jobs]}
+
+
+@dataclass(frozen=True)
+class CasePlan:
+    """`plan case`: every run of every variant of a case, one job each."""
+    case: Path
+    runs: int
+    folder: Path
+    extra: tuple[str, ...] = ()     # more `run` arguments for every job (--kernel, --duration ...)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(tmp, path)
+
+
+def plan_case(p: CasePlan) -> Campaign:
+    case = load_case(p.case)
+    if p.runs < 1:
+        raise InputError(f"--runs {p.runs}: at least 1")
+    folder = p.folder
+    if folder.exists() and any(folder.iterdir()):
+        raise InputError(f"{folder} is not empty: a campaign gets a folder of its own",
+                         path=str(folder))
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(case.folder, folder / "case")
+    (folder / "results").mkdir()
+    extra = list(p.extra)
+    ver = caserun.case_version(case)
+    if ver and "--kernel" not in extra and "--tree" not in extra:
+        extra = ["--kernel", ver] + extra          # the copy no longer sits in patches/<ver>/
+    jobs = []
+    for v in [case.before] + case.afters:
+        for r in range(1, p.runs + 1):
+            jid = f"{v.name}-{r}"
+            res = f"results/{jid}.json"
+            jobs.append(Job(jid, ("run", "--case", "case", "--case-variant", v.name,
+                                  "--case-run", str(r), "--json-out", res, "-q", *extra), res))
+    c = Campaign(folder, "case", tuple(jobs),
+                 {"case": case.name, "case_folder": "case", "runs": p.runs,
+                  "variants": [v.name for v in [case.before] + case.afters],
+                  "source": str(case.folder), "extra": extra,
+                  "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    _write_json(folder / CAMPAIGN_FILE, c.to_json())
+    (folder / JOBS_FILE).write_text("".join(j.line() + "\n" for j in jobs))
+    return c
+
+
+def load(folder: Path) -> Campaign:
+    f = folder / CAMPAIGN_FILE
+    try:
+        data = json.loads(f.read_text())
+    except FileNotFoundError:
+        raise InputError(f"{folder} is not a campaign: it has no {CAMPAIGN_FILE} "
+                         "(`dmaharness plan` writes one)", path=str(f)) from None
+    except ValueError as e:
+        raise InputError(f"{f}: not JSON ({e})", path=str(f)) from None
+    if data.get("version") != CAMPAIGN_VERSION or data.get("kind") not in ("case",):
+        raise InputError(f"{f}: version {data.get('version')!r} kind {data.get('kind')!r}; "
+                         f"this dmaharness reads version {CAMPAIGN_VERSION}, kind case",
+                         path=str(f))
+    jobs = tuple(Job(j["id"], tuple(j["argv"]), j["result"]) for j in data["jobs"])
+    about = {k: v for k, v in data.items() if k not in ("version", "kind", "jobs")}
+    return Campaign(folder, data["kind"], jobs, about)
+
+
+# --- collect --------------------------------------------------------------------
+
+@dataclass
+class JobState:
+    job: Job
+    status: str                     # "done", "failed", "missing"
+    why: str = ""
+    result: dict | None = None
+    attempt: dict | None = None     # the joblog's last line for it: host, runtime, exit
+
+    @property
+    def seconds(self) -> float:
+        try:
+            return float((self.attempt or {}).get("runtime") or 0)
+        except ValueError:
+            return 0.0
+
+    def to_json(self) -> dict:
+        return {"id": self.job.id, "status": self.status, "why": self.why or None,
+                "command": self.job.line(), "result": self.job.result,
+                "host": (self.attempt or {}).get("host"), "seconds": self.seconds}
+
+
+def joblog(folder: Path) -> dict[str, dict]:
+    """GNU parallel's --joblog, by job command: the last attempt's exit and signal."""
+    out: dict[str, dict] = {}
+    f = folder / JOBLOG
+    if not f.is_file():
+        return out
+    lines = f.read_text(errors="replace").splitlines()
+    for ln in lines[1:]:
+        w = ln.split("\t")
+        if len(w) >= 9:
+            out[w[8].strip()] = {"host": w[1], "runtime": w[3], "exit": w[6], "signal": w[7]}
+    return out
+
+
+def states(c: Campaign) -> list[JobState]:
+    log = joblog(c.folder)
+    out = []
+    for j in c.jobs:
+        f = c.folder / j.result
+        attempt = log.get(j.line())
+        if not f.is_file():
+            why = ("never run" if attempt is None else
+                   f"exit {attempt['exit']}" + (f", signal {attempt['signal']}"
+                                                if attempt["signal"] not in ("0", "") else "")
+                   + f" on {attempt['host']}, no result came back")
+            out.append(JobState(j, "missing", why, None, attempt))
+            continue
+        try:
+            data = json.loads(f.read_text())
+        except ValueError as e:
+            out.append(JobState(j, "failed", f"{f} is not JSON ({e})", None, attempt))
+            continue
+        if not data.get("ok"):
+            out.append(JobState(j, "failed", data.get("failure") or "the job says it failed",
+                                data, attempt))
+            continue
+        out.append(JobState(j, "done", "", data, attempt))
+    return out
+
+
+@dataclass
+class Collected:
+    campaign: Campaign
+    jobs: list[JobState]
+    outcome: diff.Outcome | None    # None until every job is done
+
+    @property
+    def incomplete(self) -> list[JobState]:
+        return [s for s in self.jobs if s.status != "done"]
+
+    def to_json(self) -> dict:
+        return {"command": "collect", "campaign": str(self.campaign.folder),
+                "kind": self.campaign.kind, **self.campaign.about,
+                "ok": not self.incomplete and bool(self.outcome and self.outcome.matches),
+                "complete": not self.incomplete,
+                "jobs": [s.to_json() for s in self.jobs],
+                "outcome": self.outcome.to_json() if self.outcome else None}
+
+
+def collect(folder: Path) -> Collected:
+    c = load(folder)
+    st = states(c)
+    outcome = None
+    if not any(s.status != "done" for s in st):
+        case = load_case(folder / c.about["case_folder"])
+        runs: dict[str, list] = {name: [] for name in c.about["variants"]}
+        for s in sorted(st, key=lambda s: (s.result["job"]["variant"], s.result["job"]["run"])):
+            runs[s.result["job"]["variant"]].append(
+                [reports.Signature.from_json(x) for x in s.result["signatures"]])
+        outcome = diff.compare_case(case, runs[case.before.name],
+                                    {v.name: runs[v.name] for v in case.afters})
+    return Collected(c, st, outcome)
+
+
+def format_incomplete(col: Collected) -> str:
+    bad = col.incomplete
+    done = len(col.jobs) - len(bad)
+    out = [f"campaign {col.campaign.folder}: {done} of {len(col.jobs)} jobs came back; "
+           f"{len(bad)} missing or failed:"]
+    for s in bad:
+        out.append(f"  {s.job.id:<16} {s.status:<8} {s.why}")
+        out.append(f"  {'':<16} {'':<8} {s.job.line()}")
+    out.append(f"  (rerun them: dmaharness campaign {col.campaign.folder} --jobs N; "
+               "done jobs are skipped)")
+    return "\n".join(out)
+
+
+# --- run: GNU parallel ---------------------------------------------------------
+
+def parallel_command(jobs: int) -> list[str]:
+    """GNU parallel over jobs.txt, N at a time.  --resume-failed reads the
+    joblog: jobs that exited 0 before are not run again, failed and unrun
+    ones are (a job exits 0 only when it wrote a good result)."""
+    if not shutil.which("parallel"):
+        raise errors.EnvError("GNU parallel is not installed (Debian's parallel package; "
+                              "`make deps` installs it)")
+    return ["parallel", "--will-cite", "--jobs", str(jobs), "--joblog", JOBLOG,
+            "--resume-failed", "--halt", "never", "--line-buffer", "-a", JOBS_FILE]
+
+
+def pending(c: Campaign) -> list[Job]:
+    return [s.job for s in states(c) if s.status != "done"]
+
+
+def run_local(c: Campaign, jobs: int, progress) -> int:
+    """Run the campaign's pending jobs here through GNU parallel; its exit
+    (the number of jobs that failed, as parallel counts them)."""
+    todo = pending(c)
+    if not todo:
+        progress.note(f"[campaign] every job of {c.folder} has its result")
+        return 0
+    cmd = parallel_command(jobs)
+    env = dict(os.environ, PATH=f"{paths.REPO}{os.pathsep}{os.environ.get('PATH', '')}")
+    progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run, {jobs} at a time "
+                  f"(GNU parallel, joblog {c.folder / JOBLOG})")
+    r = subprocess.run(cmd, cwd=c.folder, env=env, stdin=subprocess.DEVNULL)
+    return r.returncode
+
+
+# --- JUnit --------------------------------------------------------------------
+
+def junit(col: Collected) -> str:
+    """JUnit XML: one test case per job (a run), one per expected outcome."""
+    name = col.campaign.about.get("case", "campaign")
+    cases = []
+    for s in col.jobs:
+        res = s.result or {}
+        t = s.seconds
+        body = ""
+        if s.status != "done":
+            body = (f"<failure message={quoteattr(s.status + ': ' + s.why)} type={quoteattr(s.status)}>"
+                    f"{escape(s.job.line())}</failure>")
+        else:
+            titles = [x["title"] for x in res.get("signatures", [])]
+            body = f"<system-out>{escape(chr(10).join(titles))}</system-out>"
+        cases.append(f'  <testcase classname={quoteattr(name + ".runs")} name={quoteattr(s.job.id)} '
+                     f'time="{t:.3f}">{body}</testcase>')
+    if col.outcome is not None:
+        for comp in col.outcome.comparisons:
+            label = f"{comp.diff.before_label} vs {comp.diff.after_label}"
+            body = ""
+            if not comp.verdict.matches:
+                titles = [r.title for r in comp.diff.rows if r.status in ("new", "unchanged", "flaky")]
+                body = (f"<failure message={quoteattr('; '.join(comp.verdict.reasons))} "
+                        f'type="verdict">{escape(chr(10).join(titles))}</failure>')
+            cases.append(f'  <testcase classname={quoteattr(name + ".expect")} '
+                         f'name={quoteattr(label)} time="0">{body}</testcase>')
+    else:
+        cases.append(f'  <testcase classname={quoteattr(name + ".expect")} name="outcome" time="0">'
+                     f'<failure message="the campaign is incomplete" type="incomplete"/></testcase>')
+    fails = sum(1 for c in cases if "<failure" in c)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuites><testsuite name={quoteattr("dmaharness." + name)} tests="{len(cases)}" '
+            f'failures="{fails}" errors="0">\n' + "\n".join(cases) + "\n</testsuite></testsuites>\n")
