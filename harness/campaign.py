@@ -26,6 +26,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,7 +271,9 @@ def run_local(c: Campaign, jobs: int, progress) -> int:
     env = dict(os.environ, PATH=f"{paths.REPO}{os.pathsep}{os.environ.get('PATH', '')}")
     progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run, {jobs} at a time "
                   f"(GNU parallel, joblog {c.folder / JOBLOG})")
-    r = subprocess.run(cmd, cwd=c.folder, env=env, stdin=subprocess.DEVNULL)
+    # the jobs' own output is progress: stderr (stdout stays the campaign's)
+    r = subprocess.run(cmd, cwd=c.folder, env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL if progress.quiet else sys.stderr.fileno())
     return r.returncode
 
 

@@ -1,0 +1,140 @@
+"""Campaigns: the job list, collect's merge and its listing, JUnit."""
+
+import json
+import shlex
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from harness import campaign, cli, diff, reports
+from harness.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE = ROOT / "patches" / "6.1" / "cases" / "uvc-status-buffer"
+
+DETECTOR = """\
+[    1.0] DMA-API: xhci_hcd 0000:00:01.0: device driver maps a buffer that shares a cache line with other data of its object [object offset=0] [object size=256] [cache=kmalloc-256] [buffer size=255] [shared bytes before=0 after=1] [line size=128] [DMA_FROM_DEVICE]
+[    1.0] WARNING: CPU: 0 PID: 8 at kernel/dma/debug_cacheline.c:160 cl_report+0x106/0x117
+[    1.0] Call Trace:
+[    1.0]  <TASK>
+[    1.0]  {frame}+0x10/0x20
+[    1.0]  usb_submit_urb+0x10/0x20
+[    1.0]  </TASK>
+[    1.0] ---[ end trace 0000000000000000 ]---
+"""
+
+
+def signatures(*frames: str) -> list[dict]:
+    text = "".join(DETECTOR.replace("{frame}", f) for f in frames)
+    return [s.to_json_full() for s in reports.fold(reports.parse(text))]
+
+
+class Plan(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name) / "c"
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def plan(self, runs=2, extra=("--duration", "5s")):
+        return campaign.plan_case(campaign.CasePlan(CASE, runs, self.dir, tuple(extra)))
+
+    def test_jobs_are_plain_commands_dmaharness_accepts(self):
+        c = self.plan()
+        self.assertEqual([j.id for j in c.jobs][:3], ["before-1", "before-2", "fix-1"])
+        self.assertEqual(len(c.jobs), 4 * 2)
+        lines = (self.dir / "jobs.txt").read_text().splitlines()
+        self.assertEqual(lines, [j.line() for j in c.jobs])
+        for ln, j in zip(lines, c.jobs):
+            argv = shlex.split(ln)
+            self.assertEqual(argv[0], "dmaharness")
+            a = cli.parser().parse_args(argv[1:])
+            self.assertEqual((a.command, str(a.case), a.case_variant), ("run", "case",
+                                                                        j.id.rsplit("-", 1)[0]))
+            self.assertEqual(str(a.json_out), j.result)
+            # the copy is not under patches/6.1/: the kernel is said
+            self.assertEqual(a.kernel, "6.1")
+            self.assertEqual(a.duration, 5.0)
+        # the case travels with the campaign, its patches too
+        self.assertTrue((self.dir / "case" / "case.toml").is_file())
+        self.assertTrue((self.dir / "case" / "fix").is_dir())
+        self.assertEqual(campaign.load(self.dir).jobs, c.jobs)
+
+    def test_a_folder_with_something_in_it_is_refused(self):
+        self.dir.mkdir()
+        (self.dir / "x").write_text("")
+        with self.assertRaises(InputError):
+            self.plan()
+        with self.assertRaises(InputError):
+            campaign.load(Path(self.tmp.name))
+
+    def test_collect_lists_missing_and_failed_jobs_and_merges_only_when_all_are_back(self):
+        c = self.plan(runs=1)
+        col = campaign.collect(self.dir)
+        self.assertEqual([s.status for s in col.jobs], ["missing"] * 4)
+        self.assertTrue(all(s.why == "never run" for s in col.jobs))
+        self.assertIsNone(col.outcome)
+        # GNU parallel's joblog: the fix job was killed; fix-aligned failed
+        log = ["Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand"]
+        for k, (j, code, sig) in enumerate(zip(c.jobs, ("0", "-1", "6", "0"),
+                                               ("0", "9", "0", "0"))):
+            log.append(f"{k + 1}\t:\t0\t12.5\t0\t0\t{code}\t{sig}\t{j.line()}")
+        (self.dir / "joblog").write_text("\n".join(log) + "\n")
+        res = self.dir / "results"
+        ok = {"ok": True, "job": {"variant": "before", "run": 1},
+              "signatures": signatures("uvc_v4l2_open", "usb_string")}
+        (res / "before-1.json").write_text(json.dumps(ok))
+        (res / "fix-aligned-1.json").write_text(json.dumps(
+            {"ok": False, "failure": "the guest panicked"}))
+        (res / "fix-coherent-1.json").write_text("{not json")
+        col = campaign.collect(self.dir)
+        st = {s.job.id: (s.status, s.why) for s in col.jobs}
+        self.assertEqual(st["before-1"], ("done", ""))
+        self.assertEqual(st["fix-1"], ("missing", "exit -1, signal 9 on :, no result came back"))
+        self.assertEqual(st["fix-aligned-1"], ("failed", "the guest panicked"))
+        self.assertEqual(st["fix-coherent-1"][0], "failed")
+        self.assertIsNone(col.outcome)
+        text = campaign.format_incomplete(col)
+        self.assertIn("1 of 4 jobs came back; 3 missing or failed", text)
+        self.assertIn(c.jobs[1].line(), text)
+        self.assertEqual(col.to_json()["complete"], False)
+        # all back: the merge is run --case's compare_case
+        for v in ("fix", "fix-aligned", "fix-coherent"):
+            (res / f"{v}-1.json").write_text(json.dumps(
+                {"ok": True, "job": {"variant": v, "run": 1},
+                 "signatures": signatures("usb_string")}))
+        col = campaign.collect(self.dir)
+        self.assertEqual(col.incomplete, [])
+        self.assertEqual(len(col.outcome.comparisons), 3)
+        rows = {r.title: r.status for r in col.outcome.comparisons[0].diff.rows}
+        self.assertEqual(sorted(rows.values()), ["fixed", "unchanged"])
+        # the case expects the status URB's reports fixed: with uvc_v4l2_open's
+        # but without the resubmission's and KASAN's, the verdict is no
+        self.assertFalse(col.outcome.matches)
+        self.assertEqual(diff.exit_code(col.outcome.matches), 1)
+
+        # JUnit: 4 runs + 3 expectations, each a testcase; times from the joblog
+        root = ET.fromstring(campaign.junit(col))
+        cases = root.findall(".//testcase")
+        self.assertEqual(len(cases), 7)
+        self.assertEqual(cases[0].get("name"), "before-1")
+        self.assertEqual(cases[0].get("time"), "12.500")
+        self.assertIn("uvc_v4l2_open", cases[0].find("system-out").text)
+        expect = [c for c in cases if c.get("classname").endswith(".expect")]
+        self.assertEqual(len(expect), 3)
+        failing = [c for c in expect if c.find("failure") is not None]
+        self.assertEqual(len(failing), 3)
+        for c in failing:
+            self.assertIn("KASAN: dma-owned", c.find("failure").get("message"))
+            self.assertIn("usb_string", c.find("failure").text)
+
+    def test_junit_of_an_incomplete_campaign_fails(self):
+        self.plan(runs=1)
+        root = ET.fromstring(campaign.junit(campaign.collect(self.dir)))
+        self.assertEqual(root.find("testsuite").get("failures"), "5")
+
+
+if __name__ == "__main__":
+    unittest.main()
