@@ -156,26 +156,29 @@ class JobState:
                 "host": (self.attempt or {}).get("host"), "seconds": self.seconds}
 
 
-def joblog(folder: Path) -> dict[str, dict]:
-    """GNU parallel's --joblog, by job command: the last attempt's exit and signal."""
-    out: dict[str, dict] = {}
+def joblog(folder: Path) -> dict[int, dict]:
+    """GNU parallel's --joblog, by Seq (the job's line in jobs.txt, from 1,
+    which is always parallel's whole input): the last attempt's host,
+    runtime, exit and signal."""
+    out: dict[int, dict] = {}
     f = folder / JOBLOG
     if not f.is_file():
         return out
     lines = f.read_text(errors="replace").splitlines()
     for ln in lines[1:]:
         w = ln.split("\t")
-        if len(w) >= 9:
-            out[w[8].strip()] = {"host": w[1], "runtime": w[3], "exit": w[6], "signal": w[7]}
+        if len(w) >= 9 and w[0].strip().isdigit():
+            out[int(w[0])] = {"host": w[1], "runtime": w[3].strip(), "exit": w[6],
+                              "signal": w[7], "command": w[8]}
     return out
 
 
 def states(c: Campaign) -> list[JobState]:
     log = joblog(c.folder)
     out = []
-    for j in c.jobs:
+    for seq, j in enumerate(c.jobs, 1):
         f = c.folder / j.result
-        attempt = log.get(j.line())
+        attempt = log.get(seq)
         if not f.is_file():
             why = ("never run" if attempt is None else
                    f"exit {attempt['exit']}" + (f", signal {attempt['signal']}"
@@ -245,29 +248,34 @@ def format_incomplete(col: Collected) -> str:
 
 # --- run: GNU parallel ---------------------------------------------------------
 
-def parallel_command(jobs: int) -> list[str]:
-    """GNU parallel over jobs.txt, N at a time.  --resume-failed reads the
-    joblog: jobs that exited 0 before are not run again, failed and unrun
-    ones are (a job exits 0 only when it wrote a good result)."""
+def parallel_command(jobs: int, pin: bool = False) -> list[str]:
+    """GNU parallel over the whole jobs.txt, N at a time.  --resume-failed
+    reads the joblog: jobs that exited 0 before are not run again, failed
+    and unrun ones are (a job exits 0 only when it wrote a good result).
+    With pin, job slot k runs on core k-1 (taskset): one guest per core."""
     if not shutil.which("parallel"):
         raise errors.EnvError("GNU parallel is not installed (Debian's parallel package; "
                               "`make deps` installs it)")
-    return ["parallel", "--will-cite", "--jobs", str(jobs), "--joblog", JOBLOG,
-            "--resume-failed", "--halt", "never", "--line-buffer", "-a", JOBS_FILE]
+    cmd = ["parallel", "--will-cite", "--jobs", str(jobs), "--joblog", JOBLOG,
+           "--resume-failed", "--halt", "never", "--line-buffer", "-a", JOBS_FILE]
+    if pin:
+        cores = os.cpu_count() or 1
+        cmd += [f"taskset -c $(( ({{%}} - 1) % {cores} )) sh -c {{}}"]
+    return cmd
 
 
 def pending(c: Campaign) -> list[Job]:
     return [s.job for s in states(c) if s.status != "done"]
 
 
-def run_local(c: Campaign, jobs: int, progress) -> int:
+def run_local(c: Campaign, jobs: int, progress, pin: bool = False) -> int:
     """Run the campaign's pending jobs here through GNU parallel; its exit
     (the number of jobs that failed, as parallel counts them)."""
     todo = pending(c)
     if not todo:
         progress.note(f"[campaign] every job of {c.folder} has its result")
         return 0
-    cmd = parallel_command(jobs)
+    cmd = parallel_command(jobs, pin)
     env = dict(os.environ, PATH=f"{paths.REPO}{os.pathsep}{os.environ.get('PATH', '')}")
     progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run, {jobs} at a time "
                   f"(GNU parallel, joblog {c.folder / JOBLOG})")

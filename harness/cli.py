@@ -392,7 +392,7 @@ def cmd_campaign(a) -> int:
     prog = Progress(quiet=a.quiet)
     c = campaign.load(a.folder)
     t0 = time.monotonic()
-    rc = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog)
+    rc = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog, pin=a.pin)
     wall = time.monotonic() - t0
     prog.note(f"[campaign] GNU parallel exited {rc} after {fmt_duration(wall)}")
     return _collected(a, campaign.collect(a.folder),
@@ -681,6 +681,9 @@ def parser() -> argparse.ArgumentParser:
     cg.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
     cg.add_argument("--jobs", type=int, default=0, metavar="N",
                     help="guests at once (default: one per core)")
+    cg.add_argument("--pin", action="store_true",
+                    help="run job slot k on core k-1 only (taskset): one guest per core, "
+                         "QEMU's threads and the fake device's together")
     cg.add_argument("--junit", type=Path, metavar="FILE", help="as collect --junit")
     output_group(cg)
     cg.set_defaults(func=cmd_campaign)
