@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from . import caserun, diff, errors, jsonout, paths, reports
+from . import caserun, diff, errors, paths, proc, reports
 from .case import load_case
 from .errors import InputError
 
@@ -279,10 +279,16 @@ def run_local(c: Campaign, jobs: int, progress, pin: bool = False) -> int:
     env = dict(os.environ, PATH=f"{paths.REPO}{os.pathsep}{os.environ.get('PATH', '')}")
     progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run, {jobs} at a time "
                   f"(GNU parallel, joblog {c.folder / JOBLOG})")
-    # the jobs' own output is progress: stderr (stdout stays the campaign's)
-    r = subprocess.run(cmd, cwd=c.folder, env=env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL if progress.quiet else sys.stderr.fileno())
-    return r.returncode
+    # the jobs' own output is progress: stderr (stdout stays the campaign's).
+    # GNU parallel in a session of its own, dying with us; on Ctrl-C or an
+    # error it gets SIGTERM and stops its jobs (each job stops its QEMU)
+    p = proc.spawn(cmd, cwd=c.folder, env=env, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL if progress.quiet else sys.stderr.fileno())
+    try:
+        return p.wait()
+    except BaseException:
+        proc.stop(p, grace=30)
+        raise
 
 
 # --- JUnit --------------------------------------------------------------------

@@ -94,8 +94,10 @@ def run_case_job(req: CaseJobRequest, progress: Progress) -> dict:
     if req.index < 1:
         raise errors.InputError(f"--case-run {req.index}: runs count from 1")
     v = found[0]
-    b = kernel.build(t.variant(v.patches), jobs=spec.jobs, progress=progress, force=spec.force,
-                     need_tree=t.checkout is None)
+    # the artifacts only: a job does not enrich (file:line, layouts), so a
+    # variant whose work tree was pruned is not rebuilt (that serialized the
+    # jobs of a campaign behind one incremental build each)
+    b = kernel.build(t.variant(v.patches), jobs=spec.jobs, progress=progress, force=spec.force)
     folder = req.run_dir or new_run_dir(f"case-{case.name}-{v.name}-{req.index}")
     progress.note(f"[case {case.name}] {v.name} run {req.index}")
     fr = flood_once(FloodJob(b, folder, boot_, flood), progress)
