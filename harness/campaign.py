@@ -95,20 +95,27 @@ def plan_case(p: CasePlan) -> Campaign:
     shutil.copytree(case.folder, folder / "case")
     (folder / "results").mkdir()
     extra = list(p.extra)
-    ver = caserun.case_version(case)
-    if ver and "--kernel" not in extra and "--tree" not in extra:
-        extra = ["--kernel", ver] + extra          # the copy no longer sits in patches/<ver>/
+    # a case of the checkout is named by its path there (every worker has
+    # the checkout): its variants are the ones run --case builds, whose
+    # keys name the patches by that path; another case travels as the copy
+    try:
+        where = str(case.folder.resolve().relative_to(paths.REPO))
+    except ValueError:
+        where = "case"
+        ver = caserun.case_version(case)
+        if ver and "--kernel" not in extra and "--tree" not in extra:
+            extra = ["--kernel", ver] + extra      # the copy no longer sits in patches/<ver>/
     jobs = []
     for v in [case.before] + case.afters:
         for r in range(1, p.runs + 1):
             jid = f"{v.name}-{r}"
             res = f"results/{jid}.json"
-            jobs.append(Job(jid, ("run", "--case", "case", "--case-variant", v.name,
+            jobs.append(Job(jid, ("run", "--case", where, "--case-variant", v.name,
                                   "--case-run", str(r), "--json-out", res, "-q", *extra), res))
     c = Campaign(folder, "case", tuple(jobs),
                  {"case": case.name, "case_folder": "case", "runs": p.runs,
                   "variants": [v.name for v in [case.before] + case.afters],
-                  "source": str(case.folder), "extra": extra,
+                  "source": str(case.folder), "job_case": where, "extra": extra,
                   "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     _write_json(folder / CAMPAIGN_FILE, c.to_json())
     (folder / JOBS_FILE).write_text("".join(j.line() + "\n" for j in jobs))

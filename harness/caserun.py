@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import diff, enrich, errors, htmlreport, jsonout, kernel, reports, settings, symbolize
+from . import diff, enrich, errors, htmlreport, jsonout, kernel, paths, reports, settings, \
+    symbolize
 from .case import Case, load_case
 from .pipeline import FloodJob, Target, VariantSpec, flood_once, new_run_dir, run_parallel, \
     target, with_profile
@@ -56,9 +57,19 @@ def case_version(case: Case) -> str | None:
     return ver if case.folder.parent.name == "cases" and re.fullmatch(r"\d+\.\d+", ver) else None
 
 
+def resolve_case(case_path: Path) -> Path:
+    """A case path as given, else relative to the checkout's root: a
+    campaign's job names an in-tree case (patches/6.1/cases/NAME) so, and
+    runs from the campaign folder."""
+    p = Path(case_path)
+    if not p.exists() and not p.is_absolute() and (paths.REPO / p).exists():
+        return paths.REPO / p
+    return p
+
+
 def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any]):
     """The case, its target kernel, the spec and the run settings."""
-    case = load_case(case_path)
+    case = load_case(resolve_case(case_path))
     ver = case_version(case)
     spec = with_profile(variant, case.run)
     if ver and spec.kernel is None and spec.tree is None and ver in kernel.SUPPORTED:

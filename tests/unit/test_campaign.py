@@ -1,13 +1,14 @@
 """Campaigns: the job list, collect's merge and its listing, JUnit."""
 
 import json
+import os
 import shlex
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness import campaign, cli, diff, reports
+from harness import campaign, caserun, cli, diff, reports
 from harness.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,16 +52,33 @@ class Plan(unittest.TestCase):
             argv = shlex.split(ln)
             self.assertEqual(argv[0], "dmaharness")
             a = cli.parser().parse_args(argv[1:])
-            self.assertEqual((a.command, str(a.case), a.case_variant), ("run", "case",
-                                                                        j.id.rsplit("-", 1)[0]))
+            # an in-tree case is named by its path in the checkout (the
+            # variant keys run --case uses), resolved there from anywhere
+            self.assertEqual((a.command, str(a.case), a.case_variant),
+                             ("run", "patches/6.1/cases/uvc-status-buffer",
+                              j.id.rsplit("-", 1)[0]))
+            cwd = os.getcwd()
+            os.chdir(self.dir)                  # where a job runs
+            try:
+                self.assertEqual(caserun.resolve_case(a.case), CASE)
+            finally:
+                os.chdir(cwd)
             self.assertEqual(str(a.json_out), j.result)
-            # the copy is not under patches/6.1/: the kernel is said
-            self.assertEqual(a.kernel, "6.1")
+            self.assertIsNone(a.kernel)
             self.assertEqual(a.duration, 5.0)
         # the case travels with the campaign, its patches too
         self.assertTrue((self.dir / "case" / "case.toml").is_file())
         self.assertTrue((self.dir / "case" / "fix").is_dir())
         self.assertEqual(campaign.load(self.dir).jobs, c.jobs)
+
+    def test_a_case_from_elsewhere_travels_as_its_copy(self):
+        import shutil
+        own = Path(self.tmp.name) / "my-case"
+        shutil.copytree(CASE, own)
+        c = campaign.plan_case(campaign.CasePlan(own, 1, self.dir, ()))
+        a = cli.parser().parse_args(shlex.split(c.jobs[0].line())[1:])
+        self.assertEqual(str(a.case), "case")
+        self.assertIsNone(a.kernel)         # not under patches/<version>/: no version known
 
     def test_a_folder_with_something_in_it_is_refused(self):
         self.dir.mkdir()
