@@ -44,7 +44,7 @@ static void exercise(struct profile *p)
 	profile_string_descriptor(p, 0, 0, buf, sizeof(buf));
 	for (size_t i = 0; i < p->n_interrupts; i++) {
 		struct profile_hid_report r[PROFILE_HID_MAX_REPORTS];
-		unsigned mps = profile_interrupt_maxpacket(p, p->interrupts[i].ep);
+		unsigned mps = profile_interrupt_maxpacket(p, p->interrupts[i].ep, NULL);
 		size_t n;
 
 		profile_find_endpoint(p, p->interrupts[i].ep, NULL, NULL, NULL);

@@ -314,34 +314,6 @@ static uint64_t next_rand(uint64_t *s)
 	return x * 0x2545f4914f6cdd1dull;
 }
 
-/* Where several configurations or alternate settings have interrupt IN
- * endpoint @ep, the smallest wMaxPacketSize counts (FORMAT.md): packets
- * must fit whichever the guest selects.  The bInterval is that
- * descriptor's.  0 when no interrupt endpoint @ep exists. */
-static uint16_t smallest_interrupt_ep(const struct profile *p, uint8_t ep, uint8_t *interval)
-{
-	uint16_t best = 0;
-
-	for (size_t c = 0; c < p->n_configs; c++) {
-		struct profile_desc_iter it;
-		const uint8_t *d;
-
-		profile_desc_iter_init(&it, p->configs[c].data, p->configs[c].len);
-		while (profile_desc_next(&it, &d) > 0) {
-			uint16_t mps;
-
-			if (d[1] != 0x05 || d[0] < 7 || d[2] != ep || (d[3] & 3) != 3)
-				continue;
-			mps = (uint16_t)((d[4] | d[5] << 8) & 0x7ff);
-			if (!best || mps < best) {
-				best = mps;
-				*interval = d[6];
-			}
-		}
-	}
-	return best;
-}
-
 int pm_gen_init(struct pm_gen *g, const struct pmodel *m,
 		const struct profile_interrupt *rule, const struct flood_cfg *cfg)
 {
@@ -351,7 +323,9 @@ int pm_gen_init(struct pm_gen *g, const struct pmodel *m,
 	memset(g, 0, sizeof(*g));
 	g->ep = rule->ep;
 	g->rule = rule;
-	maxpacket = smallest_interrupt_ep(m->p, rule->ep, &interval);
+	/* the smallest wMaxPacketSize counts (FORMAT.md): packets must fit
+	 * whichever configuration or alternate setting the guest selects */
+	maxpacket = (uint16_t)profile_interrupt_maxpacket(m->p, rule->ep, &interval);
 	g->maxpacket = maxpacket ? maxpacket : 8;
 	g->prng = cfg->seed * 0x9e3779b97f4a7c15ull + rule->ep;
 	flood_init(&g->fl, cfg, pm_ceiling(m->p->speed, interval));

@@ -1309,7 +1309,7 @@ int profile_interrupt_interface(const struct profile *p, uint8_t ep, uint8_t *kl
 	return -1;
 }
 
-unsigned profile_interrupt_maxpacket(const struct profile *p, uint8_t ep)
+unsigned profile_interrupt_maxpacket(const struct profile *p, uint8_t ep, uint8_t *interval)
 {
 	unsigned best = 0;
 
@@ -1324,8 +1324,11 @@ unsigned profile_interrupt_maxpacket(const struct profile *p, uint8_t ep)
 			if (d[1] != USB_DT_ENDPOINT || d[0] < 7 || d[2] != ep || (d[3] & 3) != 3)
 				continue;
 			mps = le16(&d[4]) & 0x7ff;
-			if (!best || mps < best)
+			if (!best || mps < best) {
 				best = mps;
+				if (interval)
+					*interval = d[6];
+			}
 		}
 	}
 	return best;
@@ -1353,7 +1356,7 @@ size_t profile_hid_reports(const struct profile *p, uint8_t ep,
 	n = profile_hid_input_reports(g->data, g->len, out, NULL);
 	if (n <= 0)
 		return 0;
-	return profile_hid_fitting(out, (size_t)n, profile_interrupt_maxpacket(p, ep));
+	return profile_hid_fitting(out, (size_t)n, profile_interrupt_maxpacket(p, ep, NULL));
 }
 
 /* ---- Checks ---------------------------------------------------------------- */

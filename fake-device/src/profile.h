@@ -257,8 +257,10 @@ int profile_interrupt_interface(const struct profile *p, uint8_t ep, uint8_t *kl
 
 /* The smallest wMaxPacketSize (without the high-bandwidth bits) of the
  * interrupt endpoints @ep of every configuration and alternate setting;
- * 0 when there is none.  Packets must fit whichever the guest selects. */
-unsigned profile_interrupt_maxpacket(const struct profile *p, uint8_t ep);
+ * 0 when there is none.  Packets must fit whichever the guest selects.
+ * That descriptor's bInterval in *@interval (may be NULL; left alone when
+ * there is none). */
+unsigned profile_interrupt_maxpacket(const struct profile *p, uint8_t ep, uint8_t *interval);
 
 /* The report descriptor of interface @iface: the get rule that answers
  * GET_DESCRIPTOR (report, index 0) to it, as usbhid asks; NULL when none
