@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Union
 
+from . import ccachestats, paths, proc
 from . import fragments as fragmod
 from . import mirror as mirrormod
-from . import paths, proc
 from .checkout import Checkout, tracked_files
 from .errors import BuildError, EnvError, InputError
 from .progress import Progress, fmt_duration
@@ -226,6 +226,7 @@ class BuildResult:
     seconds: float
     seeded_from: str | None = None
     steps: int = 0
+    ccache: dict | None = None      # this build's make: harness.ccachestats.delta()
 
     def to_json(self) -> dict:
         return {
@@ -234,6 +235,7 @@ class BuildResult:
             "seconds": round(self.seconds, 2),
             "seeded_from": self.seeded_from,
             "steps": self.steps,
+            "ccache": self.ccache,
             "artifacts": str(self.artifacts.dir),
             "bzImage": str(self.artifacts.bzimage),
             "vmlinux": str(self.artifacts.vmlinux),
@@ -394,15 +396,24 @@ def check_tools() -> None:
 _STEP = re.compile(r"^  ([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 
 
-def _make(tree: Path, args: list[str], log, progress: Progress, label: str,
-          expected: int | None) -> int:
-    """Run make in the tree, output to the log, one progress line; return steps."""
-    env = dict(os.environ)
+def make_env(environ: dict | None = None) -> dict:
+    """The environment of a kernel make: the fixed build identity, the cache
+    folder's ccache, and the remote storage (harness.ccachestats; not part of
+    any key: it changes where objects come from, not what they are)."""
+    env = dict(os.environ if environ is None else environ)
+    remote = ccachestats.current(env)
     env.update(BUILD_ENV)
     env["CCACHE_DIR"] = str(paths.sub("ccache"))
     env["CCACHE_BASEDIR"] = str(paths.cache_dir() / "work")
     env["CCACHE_NOHASHDIR"] = "1"
     env["CCACHE_MAXSIZE"] = env.get("CCACHE_MAXSIZE", "8G")
+    return ccachestats.apply(env, remote)
+
+
+def _make(tree: Path, args: list[str], log, progress: Progress, label: str,
+          expected: int | None) -> int:
+    """Run make in the tree, output to the log, one progress line; return steps."""
+    env = make_env()
     cmd = ["make", "-C", str(tree), "O=_build", f"ARCH={ARCH}", "CC=ccache gcc",
            "HOSTCC=gcc"] + args
     log.write(f"$ {' '.join(cmd)}\n")
@@ -587,6 +598,7 @@ def build(variant: AnyVariant, *, jobs: int | None = None, progress: Progress | 
     """
     progress = progress or Progress()
     t0 = time.monotonic()
+    remote = ccachestats.current(os.environ)     # a bad --ccache-remote fails before anything
     key = variant_key(variant)
     label = f"build {variant.version}" if isinstance(variant, Variant) \
         else f"build {variant.checkout.short}"
@@ -614,15 +626,21 @@ def build(variant: AnyVariant, *, jobs: int | None = None, progress: Progress | 
                     w.configured()
                 jobs = jobs or os.cpu_count() or 2
                 with paths.locked("kbuild", wait_message=f"[{label}] waiting for another kernel build"):
+                    if remote.url:
+                        progress.note(f"[{label}] ccache remote storage {remote.shown()} "
+                                      f"({remote.source})")
+                    before = ccachestats.read_stats(make_env())
                     steps = _make(w.tree, [f"-j{jobs}", "bzImage", "modules"], log, progress,
                                   label, w.expected)
+                    cc = ccachestats.delta(before, ccachestats.read_stats(make_env()), remote)
                 art = keep or publish(w.tree, key, w.material, label, log, steps,
                                       time.monotonic() - t0, w.seeded)
             w.built()
         el = time.monotonic() - t0
         progress.note(f"[{label}] done in {fmt_duration(el)} ({steps} steps"
-                      + (f", seeded from {w.seeded}" if w.seeded else "") + f"): {art.dir}")
-        return BuildResult(art, False, el, w.seeded, steps)
+                      + (f", seeded from {w.seeded}" if w.seeded else "")
+                      + (f"; {ccachestats.describe(cc)}" if cc else "") + f"): {art.dir}")
+        return BuildResult(art, False, el, w.seeded, steps, cc)
 
 
 @dataclass
