@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from . import caserun, diff, errors, paths, proc, reports
+from . import caserun, diff, errors, paths, proc, remote, reports
 from .case import load_case
 from .errors import InputError
 
@@ -41,6 +41,7 @@ CAMPAIGN_VERSION = 1
 CAMPAIGN_FILE = "campaign.json"
 JOBS_FILE = "jobs.txt"
 JOBLOG = "joblog"
+TERMSEQ = remote.TERMSEQ
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,13 @@ class JobState:
     def to_json(self) -> dict:
         return {"id": self.job.id, "status": self.status, "why": self.why or None,
                 "command": self.job.line(), "result": self.job.result,
-                "host": (self.attempt or {}).get("host"), "seconds": self.seconds}
+                "host": (self.attempt or {}).get("host") or None, "seconds": self.seconds}
+
+
+def _host(login: str) -> str:
+    """The joblog's Host column is the sshlogin: its host part ("" here, ":")."""
+    login = login.strip()
+    return "" if login == ":" else (login.split() or [""])[-1]
 
 
 def joblog(folder: Path) -> dict[int, dict]:
@@ -175,9 +182,30 @@ def joblog(folder: Path) -> dict[int, dict]:
     for ln in lines[1:]:
         w = ln.split("\t")
         if len(w) >= 9 and w[0].strip().isdigit():
-            out[int(w[0])] = {"host": w[1], "runtime": w[3].strip(), "exit": w[6],
+            out[int(w[0])] = {"host": _host(w[1]), "runtime": w[3].strip(), "exit": w[6],
                               "signal": w[7], "command": w[8]}
     return out
+
+
+def tidy_joblog(folder: Path) -> None:
+    """Host columns that hold an ssh command ('ssh -p 2222 me@box') become
+    the host ('me@box'): GNU parallel (20221122) writes them so but cannot
+    read them back for --resume-failed ("Format of 'joblog' is wrong")."""
+    f = folder / JOBLOG
+    if not f.is_file():
+        return
+    lines = f.read_text(errors="replace").splitlines(keepends=True)
+    out, changed = lines[:1], False
+    for ln in lines[1:]:
+        w = ln.split("\t")
+        if len(w) >= 9 and len(w[1].split()) > 1:
+            w[1] = w[1].split()[-1]
+            ln, changed = "\t".join(w), True
+        out.append(ln)
+    if changed:
+        tmp = f.with_name(f.name + ".tmp")
+        tmp.write_text("".join(out))
+        os.replace(tmp, f)
 
 
 def states(c: Campaign) -> list[JobState]:
@@ -190,7 +218,8 @@ def states(c: Campaign) -> list[JobState]:
             why = ("never run" if attempt is None else
                    f"exit {attempt['exit']}" + (f", signal {attempt['signal']}"
                                                 if attempt["signal"] not in ("0", "") else "")
-                   + f" on {attempt['host']}, no result came back")
+                   + (f" on {attempt['host']}" if attempt["host"] else "")
+                   + ", no result came back")
             out.append(JobState(j, "missing", why, None, attempt))
             continue
         try:
@@ -264,7 +293,8 @@ def parallel_command(jobs: int, pin: bool = False) -> list[str]:
         raise errors.EnvError("GNU parallel is not installed (Debian's parallel package; "
                               "`make deps` installs it)")
     cmd = ["parallel", "--will-cite", "--jobs", str(jobs), "--joblog", JOBLOG,
-           "--resume-failed", "--halt", "never", "--line-buffer", "-a", JOBS_FILE]
+           "--resume-failed", "--halt", "never", "--termseq", TERMSEQ, "--line-buffer",
+           "-a", JOBS_FILE]
     if pin:
         cores = os.cpu_count() or 1
         cmd += [f"taskset -c $(( ({{%}} - 1) % {cores} )) sh -c {{}}"]
@@ -294,8 +324,37 @@ def run_local(c: Campaign, jobs: int, progress, pin: bool = False) -> int:
     try:
         return p.wait()
     except BaseException:
-        proc.stop(p, grace=30)
+        proc.stop_session(p, grace=30)
         raise
+
+
+def run_ssh(c: Campaign, hosts, per_host: int | None, progress, remote_dir: str,
+            prepare: bool = True) -> int:
+    """Prepare the hosts (checkout, make deps, the campaign's files), then run
+    the pending jobs on them through GNU parallel --sshlogin, results coming
+    back with --return; GNU parallel's exit, as run_local."""
+    todo = pending(c)
+    if not todo:
+        progress.note(f"[campaign] every job of {c.folder} has its result")
+        return 0
+    lay = remote.Layout.of(remote_dir, c.folder, str(c.about.get("created", "")))
+    if prepare:
+        remote.prepare(hosts, lay, c.folder, progress)
+    cmd = remote.parallel_command(c.folder, hosts, lay, c.jobs, per_host)
+    tidy_joblog(c.folder)
+    progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run on "
+                  f"{', '.join(h.name for h in hosts)}"
+                  + (f", {per_host} at a time each" if per_host else ", one per core each")
+                  + f" (GNU parallel --sshlogin, joblog {c.folder / JOBLOG})")
+    p = proc.spawn(cmd, cwd=c.folder, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL if progress.quiet else sys.stderr.fileno())
+    try:
+        return p.wait()
+    except BaseException:
+        proc.stop_session(p, grace=30)
+        raise
+    finally:
+        tidy_joblog(c.folder)
 
 
 # --- JUnit --------------------------------------------------------------------

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import bisect, bisectjob, cache, campaign, caserun, diff, errors, initramfs, jsonout, \
-    failnth, paths, pipeline, pointing, proc, profiles, reports, settings, sweep, sweephtml, \
-    sweeptable, usbdevices
+    failnth, paths, pipeline, pointing, proc, profiles, remote, reports, settings, sweep, \
+    sweephtml, sweeptable, usbdevices
 from .errors import HarnessError
 from .pipeline import VariantSpec
 from .progress import Progress, fmt_duration
@@ -392,11 +392,23 @@ def cmd_campaign(a) -> int:
     prog = Progress(quiet=a.quiet)
     c = campaign.load(a.folder)
     t0 = time.monotonic()
-    rc = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog, pin=a.pin)
+    where: dict = {"engine": "local"}
+    if a.ssh:
+        if a.pin:
+            raise errors.HarnessError("--pin is for a campaign run here; not with --ssh")
+        hosts = remote.parse_hosts(a.ssh)
+        where = {"engine": "ssh", "hosts": [h.name for h in hosts]}
+        rc = campaign.run_ssh(c, hosts, a.jobs or None, prog,
+                              a.remote_dir or remote.DEFAULT_REMOTE_DIR, prepare=not a.no_prepare)
+    else:
+        if a.remote_dir or a.no_prepare:
+            raise errors.HarnessError("--remote-dir and --no-prepare go with --ssh")
+        rc = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog, pin=a.pin)
     wall = time.monotonic() - t0
     prog.note(f"[campaign] GNU parallel exited {rc} after {fmt_duration(wall)}")
     return _collected(a, campaign.collect(a.folder),
-                      {"command": "campaign", "wall_s": round(wall, 1), "parallel_exit": rc})
+                      {"command": "campaign", **where, "wall_s": round(wall, 1),
+                       "parallel_exit": rc})
 
 
 def cmd_bisect(a) -> int:
@@ -680,7 +692,23 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     cg.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
     cg.add_argument("--jobs", type=int, default=0, metavar="N",
-                    help="guests at once (default: one per core)")
+                    help="guests at once (default: one per core); with --ssh, on each host "
+                         "(default: one per core of each host)")
+    cg.add_argument("--ssh", metavar="HOSTS",
+                    help="run the jobs on these hosts through GNU parallel --sshlogin, "
+                         "results brought back (--return): a comma-separated list of GNU "
+                         "parallel sshlogins ('host', 'user@host', '2/host', 'ssh -p 2222 "
+                         "-i KEY user@host'), or a file of them, one a line.  Each host is "
+                         "prepared first: this checkout synced (rsync), `make deps` and the C "
+                         "tools built there, the campaign's files copied.  Logins must not "
+                         "ask for a password (BatchMode); the hosts need rsync and make")
+    cg.add_argument("--remote-dir", default=None, metavar="DIR",
+                    help="with --ssh: where on each host the checkout and the campaign go, "
+                         "relative to the login's home unless absolute "
+                         "(.cache/dmaharness/remote)")
+    cg.add_argument("--no-prepare", action="store_true",
+                    help="with --ssh: skip the prepare step (the hosts are ready from a "
+                         "previous --ssh run of this campaign)")
     cg.add_argument("--pin", action="store_true",
                     help="run job slot k on core k-1 only (taskset): one guest per core, "
                          "QEMU's threads and the fake device's together")

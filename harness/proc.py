@@ -73,6 +73,43 @@ def stop(p: subprocess.Popen, *, sig: int = signal.SIGTERM, grace: float = 5.0) 
             _live.discard(p)
 
 
+def session_members(sid: int) -> list[int]:
+    """Pids of the processes in session `sid` (from /proc), but not this one."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...; comm may hold spaces and parens
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 3 and int(fields[3]) == sid and fields[0] != "Z":
+            out.append(int(d.name))
+    return out
+
+
+def stop_session(p: subprocess.Popen, *, grace: float = 5.0) -> None:
+    """stop() for a child that puts its own children in process groups of
+    their own (GNU parallel does, one per job): signal the leader's group,
+    then every process left in its session, SIGKILL after `grace`."""
+    stop(p, grace=grace)
+    left = session_members(p.pid)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + (grace if sig == signal.SIGTERM else 5)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.05)
+            left = session_members(p.pid)
+        if not left:
+            return
+
+
 def make(folder: Path, product: Path, what: str) -> Path:
     """``make -s -C folder`` for one of the project's C tools; ``product`` must exist after.
 

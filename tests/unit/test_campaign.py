@@ -110,7 +110,7 @@ class Plan(unittest.TestCase):
         col = campaign.collect(self.dir)
         st = {s.job.id: (s.status, s.why) for s in col.jobs}
         self.assertEqual(st["before-1"], ("done", ""))
-        self.assertEqual(st["fix-1"], ("missing", "exit -1, signal 9 on :, no result came back"))
+        self.assertEqual(st["fix-1"], ("missing", "exit -1, signal 9, no result came back"))
         self.assertEqual(st["fix-aligned-1"], ("failed", "the guest panicked"))
         self.assertEqual(st["fix-coherent-1"][0], "failed")
         self.assertIsNone(col.outcome)
