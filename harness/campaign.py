@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from . import caserun, diff, errors, paths, proc, remote, reports
+from . import caserun, diff, errors, paths, proc, remote, reports, slurm
 from .case import load_case
 from .errors import InputError
 
@@ -182,8 +182,24 @@ def joblog(folder: Path) -> dict[int, dict]:
     for ln in lines[1:]:
         w = ln.split("\t")
         if len(w) >= 9 and w[0].strip().isdigit():
-            out[int(w[0])] = {"host": _host(w[1]), "runtime": w[3].strip(), "exit": w[6],
-                              "signal": w[7], "command": w[8]}
+            out[int(w[0])] = {"host": _host(w[1]), "start": w[2].strip(),
+                              "runtime": w[3].strip(), "exit": w[6], "signal": w[7],
+                              "command": w[8]}
+    return out
+
+
+def attempts(folder: Path) -> dict[int, dict]:
+    """Each job's last attempt, wherever it ran: GNU parallel's joblog (here,
+    over ssh) or the Slurm tasks' attempt files, the later start winning."""
+    out = joblog(folder)
+    for seq, a in slurm.attempts(folder).items():
+        def start(x):
+            try:
+                return float(x.get("start") or 0)
+            except ValueError:
+                return 0.0
+        if seq not in out or start(a) >= start(out[seq]):
+            out[seq] = a
     return out
 
 
@@ -208,19 +224,26 @@ def tidy_joblog(folder: Path) -> None:
         os.replace(tmp, f)
 
 
+def _why_missing(a: dict | None) -> str:
+    if a is None:
+        return "never run"
+    on = f" on {a['host']}" if a["host"] else ""
+    if a["exit"] == "-1" and a["signal"] in ("0", ""):
+        # a Slurm task records its start first: no end means it still runs,
+        # or was killed (SIGKILL) or lost with its node
+        return f"started{on}, no end recorded (running, killed, or its node was lost)"
+    sig = f", signal {a['signal']}" if a["signal"] not in ("0", "") else ""
+    return f"exit {a['exit']}{sig}{on}, no result came back"
+
+
 def states(c: Campaign) -> list[JobState]:
-    log = joblog(c.folder)
+    log = attempts(c.folder)
     out = []
     for seq, j in enumerate(c.jobs, 1):
         f = c.folder / j.result
         attempt = log.get(seq)
         if not f.is_file():
-            why = ("never run" if attempt is None else
-                   f"exit {attempt['exit']}" + (f", signal {attempt['signal']}"
-                                                if attempt["signal"] not in ("0", "") else "")
-                   + (f" on {attempt['host']}" if attempt["host"] else "")
-                   + ", no result came back")
-            out.append(JobState(j, "missing", why, None, attempt))
+            out.append(JobState(j, "missing", _why_missing(attempt), None, attempt))
             continue
         try:
             data = json.loads(f.read_text())
@@ -355,6 +378,41 @@ def run_ssh(c: Campaign, hosts, per_host: int | None, progress, remote_dir: str,
         raise
     finally:
         tidy_joblog(c.folder)
+
+
+SLURM_JOB = "slurm/job"        # the array job last submitted, its id
+
+
+def run_slurm(c: Campaign, partition: str | None, sbatch_args: list[str], progress,
+              wait: bool = True) -> dict:
+    """Submit the pending jobs as one Slurm array (the campaign folder and
+    this checkout must be at the same path on every node), then follow it
+    until no task is left unless not `wait`; the array's id and size."""
+    todo = [seq for seq, s in enumerate(states(c), 1) if s.status != "done"]
+    if not todo:
+        progress.note(f"[campaign] every job of {c.folder} has its result")
+        return {"slurm_job": None, "submitted": 0}
+    last = c.folder / SLURM_JOB
+    if last.is_file():
+        prev = last.read_text().strip()
+        if prev and slurm.queue(prev):
+            raise InputError(f"Slurm job {prev} of this campaign still has tasks queued or "
+                             f"running: wait for it (`dmaharness collect {c.folder}` shows what "
+                             f"is back) or cancel it (scancel {prev})", path=str(last))
+    job = slurm.submit(c.folder, todo, partition or None, paths.REPO, sbatch_args)
+    _write_text(last, job + "\n")
+    progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs submitted to Slurm as array "
+                  f"job {job}" + (f" (partition {partition})" if partition else "")
+                  + f"; task output in {c.folder / 'slurm'}")
+    if wait:
+        slurm.wait(job, progress, total=len(todo))
+    return {"slurm_job": job, "submitted": len(todo)}
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 # --- JUnit --------------------------------------------------------------------

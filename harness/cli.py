@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shlex
 import signal
 import sys
 import time
@@ -19,8 +20,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import bisect, bisectjob, cache, campaign, caserun, diff, errors, initramfs, jsonout, \
-    failnth, paths, pipeline, pointing, proc, profiles, remote, reports, settings, sweep, \
-    sweephtml, sweeptable, usbdevices
+    failnth, kcidb, paths, pipeline, pointing, proc, profiles, remote, reports, settings, \
+    sweep, sweephtml, sweeptable, usbdevices
 from .errors import HarnessError
 from .pipeline import VariantSpec
 from .progress import Progress, fmt_duration
@@ -374,6 +375,15 @@ def cmd_plan(a) -> int:
 def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
     if a.junit:
         a.junit.write_text(campaign.junit(col))
+    if a.kcidb:
+        try:
+            doc = kcidb.export(col, a.kcidb_origin)
+        except ValueError as e:
+            raise errors.InputError(f"--kcidb-origin: {e}") from None
+        bad = kcidb.validate(doc)
+        if bad:                                 # a dmaharness bug: say so, write nothing
+            raise errors.HarnessError("the KCIDB export breaks the schema: " + "; ".join(bad[:5]))
+        _write_json_out(a.kcidb, doc)
     payload = {**col.to_json(), **(extra or {})}
     if col.incomplete:
         _emit(a, payload, campaign.format_incomplete(col))
@@ -393,7 +403,26 @@ def cmd_campaign(a) -> int:
     c = campaign.load(a.folder)
     t0 = time.monotonic()
     where: dict = {"engine": "local"}
-    if a.ssh:
+    if a.slurm is not None:
+        if a.ssh or a.pin or a.jobs or a.remote_dir or a.no_prepare:
+            raise errors.HarnessError("--slurm takes none of --ssh, --pin, --jobs, "
+                                      "--remote-dir, --no-prepare (Slurm places the jobs)")
+        try:
+            extra = shlex.split(a.sbatch or "")
+        except ValueError as e:
+            raise errors.HarnessError(f"--sbatch {a.sbatch!r}: {e}") from None
+        info = campaign.run_slurm(c, a.slurm, extra, prog, wait=not a.no_wait)
+        where = {"engine": "slurm", "partition": a.slurm or None, **info}
+        if a.no_wait:
+            _emit(a, {"command": "campaign", "ok": True, "campaign": str(c.folder), **where},
+                  f"campaign {c.folder}: "
+                  + (f"{info['submitted']} jobs submitted as Slurm array job {info['slurm_job']}"
+                     if info["slurm_job"] else "nothing to submit, every job has its result")
+                  + f"\n  merge    dmaharness collect {c.folder}   (when squeue shows none "
+                  "of its tasks)")
+            return errors.EXIT_OK
+        rc = 0
+    elif a.ssh:
         if a.pin:
             raise errors.HarnessError("--pin is for a campaign run here; not with --ssh")
         hosts = remote.parse_hosts(a.ssh)
@@ -403,12 +432,19 @@ def cmd_campaign(a) -> int:
     else:
         if a.remote_dir or a.no_prepare:
             raise errors.HarnessError("--remote-dir and --no-prepare go with --ssh")
+        if a.sbatch or a.no_wait:
+            raise errors.HarnessError("--sbatch and --no-wait go with --slurm")
         rc = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog, pin=a.pin)
     wall = time.monotonic() - t0
-    prog.note(f"[campaign] GNU parallel exited {rc} after {fmt_duration(wall)}")
+    if a.slurm is None:
+        prog.note(f"[campaign] GNU parallel exited {rc} after {fmt_duration(wall)}")
+    else:
+        if where["slurm_job"]:
+            prog.note(f"[campaign] Slurm job {where['slurm_job']}: no task left after "
+                      f"{fmt_duration(wall)}")
     return _collected(a, campaign.collect(a.folder),
                       {"command": "campaign", **where, "wall_s": round(wall, 1),
-                       "parallel_exit": rc})
+                       **({"parallel_exit": rc} if a.slurm is None else {})})
 
 
 def cmd_bisect(a) -> int:
@@ -517,6 +553,16 @@ def _command(sub, name: str, func, help_text: str, description: str, **variant) 
     output_group(p)
     p.set_defaults(func=func)
     return p
+
+
+def kcidb_args(p) -> None:
+    p.add_argument("--kcidb", type=Path, metavar="FILE",
+                   help="also write the results as a KCIDB I/O document (KernelCI's schema "
+                        f"v{kcidb.MAJOR}.{kcidb.MINOR}: checkouts, builds, one "
+                        "test per job and per expected outcome), for `kcidb-submit`")
+    p.add_argument("--kcidb-origin", default=kcidb.ORIGIN, metavar="NAME",
+                   help=f"the KCIDB origin: the ids' prefix ({kcidb.ORIGIN}; your CI system's "
+                        "name as KCIDB knows it)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -679,16 +725,21 @@ def parser() -> argparse.ArgumentParser:
     co.add_argument("--junit", type=Path, metavar="FILE",
                     help="also write JUnit XML: one test case per job, one per expected outcome "
                          "(failures carry the report titles)")
+    kcidb_args(co)
     output_group(co)
     co.set_defaults(func=cmd_collect)
 
     cg = sub.add_parser(
-        "campaign", help="run a campaign's jobs on this machine (GNU parallel), then collect",
-        description="Run the jobs of a campaign folder that have no good result yet, --jobs "
-                    "at a time on this machine, through GNU parallel (--joblog DIR/joblog, "
+        "campaign", help="run a campaign's jobs here or on ssh hosts (GNU parallel) or "
+                         "Slurm, then collect",
+        description="Run the jobs of a campaign folder that have no good result yet: --jobs "
+                    "at a time on this machine through GNU parallel (--joblog DIR/joblog, "
                     "--resume-failed: a job that failed or was killed runs again, a job done "
-                    "is not); then print what `collect` prints.  Each job builds what it "
-                    "needs through the build cache (one build at a time) and boots its guest.",
+                    "is not); on other machines with --ssh HOSTS (GNU parallel --sshlogin, "
+                    "after preparing each host); or as a Slurm array job with --slurm.  Then "
+                    "print what `collect` prints.  Each job builds what it needs through its "
+                    "machine's build cache (one build at a time; --ccache-remote in the "
+                    "jobs' run arguments shares compiled objects) and boots its guest.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     cg.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
     cg.add_argument("--jobs", type=int, default=0, metavar="N",
@@ -706,6 +757,19 @@ def parser() -> argparse.ArgumentParser:
                     help="with --ssh: where on each host the checkout and the campaign go, "
                          "relative to the login's home unless absolute "
                          "(.cache/dmaharness/remote)")
+    cg.add_argument("--slurm", nargs="?", const="", default=None, metavar="PARTITION",
+                    help="submit the jobs to Slurm as one array job (sbatch --array; task N "
+                         "runs line N of jobs.txt, one CPU each) on PARTITION or the "
+                         "cluster's default, then follow it in squeue until no task is left "
+                         "and collect; Ctrl-C cancels it (scancel).  The campaign folder "
+                         "(results land there) and this checkout must be at the same path "
+                         "on every node: a shared folder")
+    cg.add_argument("--sbatch", metavar="OPTIONS",
+                    help="with --slurm: more sbatch options, one string ('--time=2:00:00 "
+                         "--mem=2G --account=lab'); they win over dmaharness's own")
+    cg.add_argument("--no-wait", action="store_true",
+                    help="with --slurm: submit and return (exit 0, the job id printed); "
+                         "`dmaharness collect DIR` later")
     cg.add_argument("--no-prepare", action="store_true",
                     help="with --ssh: skip the prepare step (the hosts are ready from a "
                          "previous --ssh run of this campaign)")
@@ -713,6 +777,7 @@ def parser() -> argparse.ArgumentParser:
                     help="run job slot k on core k-1 only (taskset): one guest per core, "
                          "QEMU's threads and the fake device's together")
     cg.add_argument("--junit", type=Path, metavar="FILE", help="as collect --junit")
+    kcidb_args(cg)
     output_group(cg)
     cg.set_defaults(func=cmd_campaign)
 

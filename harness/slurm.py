@@ -300,7 +300,7 @@ def cancel(job_id: str, progress, grace: float = CANCEL_GRACE) -> bool:
 
 def attempts(folder: Path) -> dict[int, dict]:
     """The tasks' attempt files, by Seq, as campaign.joblog() gives them:
-    {"host", "runtime", "exit", "signal", "command"}."""
+    {"host", "start", "runtime", "exit", "signal", "command"}."""
     out: dict[int, dict] = {}
     d = Path(folder) / SLURM_DIR
     if not d.is_dir():
@@ -314,6 +314,6 @@ def attempts(folder: Path) -> dict[int, dict]:
             continue
         w = ln.split("\t")
         if len(w) >= 9 and w[0].strip().isdigit():
-            out[int(w[0])] = {"host": w[1], "runtime": w[3].strip(), "exit": w[6],
-                              "signal": w[7], "command": "\t".join(w[8:])}
+            out[int(w[0])] = {"host": w[1], "start": w[2].strip(), "runtime": w[3].strip(),
+                              "exit": w[6], "signal": w[7], "command": "\t".join(w[8:])}
     return out

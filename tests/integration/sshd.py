@@ -66,9 +66,10 @@ class LocalSshd:
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
             "PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\n"
             "MaxStartups 100\nMaxSessions 100\nLogLevel ERROR\n" + env_lines)
-        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")],
-                                     stdout=subprocess.DEVNULL, stderr=open(d / "sshd.log", "w"),
-                                     start_new_session=True)
+        with open(d / "sshd.log", "w") as log:
+            self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")],
+                                         stdout=subprocess.DEVNULL, stderr=log,
+                                         start_new_session=True)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

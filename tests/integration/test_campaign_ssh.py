@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from sshd import LocalSshd  # noqa: E402
 from test_boot import CLI, ROOT, run  # noqa: E402
 
+from harness import kcidb  # noqa: E402
+
 CASE = ROOT / "patches" / "6.1" / "cases" / "uvc-status-buffer"
 EXIT_ENV = 3
 EXIT_INCOMPLETE = 8
@@ -108,8 +110,9 @@ class SshCampaign(unittest.TestCase):
             # the rerun (hosts prepared already) runs the killed job only
             before = len(log)
             junit = self.tmp / "junit.xml"
+            kc = self.tmp / "kcidb.json"
             r = run(*argv[len(CLI):], "--no-prepare", "--json", "--junit", str(junit),
-                    timeout=1800)
+                    "--kcidb", str(kc), timeout=1800)
             self.assertEqual(r.returncode, 0, r.stderr[-3000:])
             log = joblog(camp)
             self.assertEqual(len(log), before + 1)
@@ -125,6 +128,19 @@ class SshCampaign(unittest.TestCase):
                 self.assertTrue(any(t.startswith("KASAN: dma-owned") for t in fixed), fixed)
             self.assertEqual([j["host"] for j in res["jobs"]], ["root@127.0.0.1"] * 4)
             self.assertIn('name="fix-1"', junit.read_text())
+            # the KCIDB document: a test per job and per expectation, on the
+            # builds the jobs used (its schema: tests/unit/test_kcidb.py)
+            doc = json.loads(kc.read_text())
+            self.assertEqual(kcidb.validate(doc), [])
+            paths = sorted(t["path"] for t in doc["tests"])
+            self.assertEqual(paths, sorted(
+                ["dmaharness.uvc-status-buffer." + v for v in
+                 ("before", "fix", "fix-aligned", "fix-coherent", "expect.fix",
+                  "expect.fix-aligned", "expect.fix-coherent")]))
+            self.assertEqual({t["status"] for t in doc["tests"] if ".expect." in t["path"]},
+                             {"PASS"})
+            builds = {b["id"] for b in doc["builds"]}
+            self.assertTrue(all(t["build_id"] in builds for t in doc["tests"]))
             self.assertEqual(remote_jobs(self.remote), [])
             self.assertTrue(sshd.running)
         self.assertFalse(sshd.running)
@@ -140,7 +156,8 @@ class SshCampaign(unittest.TestCase):
                 if len([x for x in remote_jobs(self.remote) if "qemu-system" in x]) >= 2:
                     break
                 time.sleep(0.3)
-            self.assertIsNone(p.poll(), p.communicate()[1][-3000:])
+            if p.poll() is not None:
+                self.fail("the campaign ended before two guests ran: " + p.communicate()[1][-3000:])
             seen = remote_jobs(self.remote)
             time.sleep(2)
             p.send_signal(signal.SIGTERM)
