@@ -33,11 +33,13 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from . import caserun, diff, errors, paths, proc, remote, reports, slurm
+from . import bisect, caserun, diff, errors, paths, proc, remote, reports, slurm
+from . import series as series_mod
 from .case import load_case
 from .errors import InputError
 
 CAMPAIGN_VERSION = 1
+KINDS = ("case", "bisect")
 CAMPAIGN_FILE = "campaign.json"
 JOBS_FILE = "jobs.txt"
 JOBLOG = "joblog"
@@ -123,6 +125,120 @@ def plan_case(p: CasePlan) -> Campaign:
     return c
 
 
+@dataclass(frozen=True)
+class BisectPlan:
+    """`plan bisect`: a bisection whose steps' runs are jobs.  The steps are
+    the local bisection's (bisect.bisect, the same policy); their runs are
+    appended to jobs.txt as the search needs them, `campaign` running each
+    step's runs on its engine and `collect` replaying the search."""
+    series: Path
+    signature: str
+    folder: Path
+    good: int | None = None
+    bad: int | None = None
+    policy: bisect.Policy = field(default_factory=bisect.Policy)
+    extra: tuple[str, ...] = ()
+
+
+def _new_folder(folder: Path) -> None:
+    if folder.exists() and any(folder.iterdir()):
+        raise InputError(f"{folder} is not empty: a campaign gets a folder of its own",
+                         path=str(folder))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results").mkdir()
+
+
+def plan_bisect(p: BisectPlan) -> Campaign:
+    bisect.Matcher(p.signature)                 # a bad regex: before any folder is made
+    spath = paths.in_checkout(p.series).resolve()
+    user = series_mod.parse_series(spath)
+    if not user:
+        raise InputError(f"series file {p.series} names no patch", path=str(p.series))
+    good = 0 if p.good is None else p.good
+    bad = len(user) if p.bad is None else p.bad
+    bisect.check(len(user), good, bad, p.policy)
+    try:
+        # named by its checkout path: every worker has it, and the prefixes'
+        # kernels are the local bisection's (their keys name patches so)
+        where = str(spath.relative_to(paths.REPO))
+    except ValueError:
+        raise InputError(f"--series {p.series}: a bisection campaign's series must be in "
+                         f"this checkout ({paths.REPO}), which every worker gets; copy it "
+                         "under patches/ or tests/fixtures/", path=str(p.series)) from None
+    _new_folder(p.folder)
+    c = Campaign(p.folder, "bisect", (),
+                 {"series": where, "patches": [x.name for x in user], "signature": p.signature,
+                  "good": good, "bad": bad, "policy": p.policy.to_json(),
+                  "extra": list(p.extra), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    _save(c)
+    return c
+
+
+def _save(c: Campaign) -> None:
+    _write_json(c.folder / CAMPAIGN_FILE, c.to_json())
+    _write_text(c.folder / JOBS_FILE, "".join(j.line() + "\n" for j in c.jobs))
+
+
+def bisect_job(c: Campaign, prefix: int, run: int) -> Job:
+    jid = f"p{prefix}-{run}"
+    res = f"results/{jid}.json"
+    return Job(jid, ("run", "--series", c.about["series"], "--prefix", str(prefix),
+                     "--bisect-signature", c.about["signature"], "--json-out", res, "-q",
+                     *c.about["extra"]), res)
+
+
+class NeedRuns(Exception):
+    """The bisection's next step needs runs that have no result yet."""
+
+    def __init__(self, jobs: list[Job]):
+        super().__init__(", ".join(j.id for j in jobs))
+        self.jobs = jobs
+
+
+class _Replay:
+    """bisect.Runner over a campaign's results: a run is its job's result;
+    a run without one stops the search (NeedRuns)."""
+
+    def __init__(self, c: Campaign, st: dict[str, "JobState"]):
+        self.c, self.st = c, st
+
+    def key(self, prefix: int) -> str:
+        return ""
+
+    def build(self, prefix: int):
+        return None                              # each job builds its prefix
+
+    def run(self, prefix: int, first: int, count: int) -> list[bisect.RunOutcome]:
+        jobs = [bisect_job(self.c, prefix, r) for r in range(first + 1, first + count + 1)]
+        missing = [j for j in jobs if j.id not in self.st or self.st[j.id].status != "done"]
+        if missing:
+            raise NeedRuns(missing)
+        return [bisect.RunOutcome.from_json(self.st[j.id].result["bisect_run"]) for j in jobs]
+
+
+def replay_bisect(c: Campaign, st: list["JobState"]) -> tuple[bisect.Result | None, list[Job]]:
+    """The bisection as far as the results take it: (the result, []) when it
+    is over, else (None, the jobs its next step needs)."""
+    a = c.about
+    try:
+        res = bisect.bisect(_Replay(c, {s.job.id: s for s in st}), len(a["patches"]),
+                            a["good"], a["bad"], bisect.Policy(**a["policy"]))
+    except NeedRuns as e:
+        return None, e.jobs
+    return res, []
+
+
+def add_jobs(c: Campaign, jobs: list[Job]) -> Campaign:
+    """The campaign with these jobs appended (kept: Seq is the line number)."""
+    have = {j.id for j in c.jobs}
+    new = [j for j in jobs if j.id not in have]
+    if not new:
+        return c
+    c = Campaign(c.folder, c.kind, c.jobs + tuple(new), c.about)
+    _save(c)
+    return c
+
+
 def load(folder: Path) -> Campaign:
     f = folder / CAMPAIGN_FILE
     try:
@@ -132,10 +248,10 @@ def load(folder: Path) -> Campaign:
                          "(`dmaharness plan` writes one)", path=str(f)) from None
     except ValueError as e:
         raise InputError(f"{f}: not JSON ({e})", path=str(f)) from None
-    if data.get("version") != CAMPAIGN_VERSION or data.get("kind") not in ("case",):
+    if data.get("version") != CAMPAIGN_VERSION or data.get("kind") not in KINDS:
         raise InputError(f"{f}: version {data.get('version')!r} kind {data.get('kind')!r}; "
-                         f"this dmaharness reads version {CAMPAIGN_VERSION}, kind case",
-                         path=str(f))
+                         f"this dmaharness reads version {CAMPAIGN_VERSION}, kinds "
+                         f"{', '.join(KINDS)}", path=str(f))
     jobs = tuple(Job(j["id"], tuple(j["argv"]), j["result"]) for j in data["jobs"])
     about = {k: v for k, v in data.items() if k not in ("version", "kind", "jobs")}
     return Campaign(folder, data["kind"], jobs, about)
@@ -263,23 +379,51 @@ class Collected:
     campaign: Campaign
     jobs: list[JobState]
     outcome: diff.Outcome | None    # None until every job is done
+    bisection: bisect.Result | None = None    # kind bisect: when the search is over
+    next_jobs: list[Job] = field(default_factory=list)   # kind bisect: what it needs next
 
     @property
     def incomplete(self) -> list[JobState]:
+        if self.campaign.kind == "bisect":
+            need = {j.id for j in self.next_jobs}
+            return [s for s in self.jobs if s.status != "done" or s.job.id in need] + \
+                [JobState(j, "missing", "never run (the search needs it next)")
+                 for j in self.next_jobs if j.id not in {s.job.id for s in self.jobs}]
         return [s for s in self.jobs if s.status != "done"]
 
+    @property
+    def verdict(self) -> bool:
+        if self.campaign.kind == "bisect":
+            return bool(self.bisection and self.bisection.found)
+        return bool(self.outcome and self.outcome.matches)
+
+    def culprit(self) -> dict | None:
+        r = self.bisection
+        if not r or r.culprit is None:
+            return None
+        names = self.campaign.about["patches"]
+        return {"number": r.culprit, "patch": names[r.culprit - 1]}
+
     def to_json(self) -> dict:
-        return {"command": "collect", "campaign": str(self.campaign.folder),
-                "kind": self.campaign.kind, **self.campaign.about,
-                "ok": not self.incomplete and bool(self.outcome and self.outcome.matches),
-                "complete": not self.incomplete,
-                "jobs": [s.to_json() for s in self.jobs],
-                "outcome": self.outcome.to_json() if self.outcome else None}
+        out = {"command": "collect", "campaign": str(self.campaign.folder),
+               "kind": self.campaign.kind, **self.campaign.about,
+               "ok": not self.incomplete and self.verdict,
+               "complete": not self.incomplete,
+               "jobs": [s.to_json() for s in self.jobs],
+               "outcome": self.outcome.to_json() if self.outcome else None}
+        if self.campaign.kind == "bisect":
+            out["bisection"] = self.bisection.to_json() if self.bisection else None
+            out["culprit"] = self.culprit()
+            out["next_jobs"] = [j.id for j in self.next_jobs]
+        return out
 
 
 def collect(folder: Path) -> Collected:
     c = load(folder)
     st = states(c)
+    if c.kind == "bisect":
+        res, need = replay_bisect(c, st)
+        return Collected(c, st, None, res, need)
     outcome = None
     if not any(s.status != "done" for s in st):
         case = load_case(folder / c.about["case_folder"])
@@ -294,9 +438,10 @@ def collect(folder: Path) -> Collected:
 
 def format_incomplete(col: Collected) -> str:
     bad = col.incomplete
-    done = len(col.jobs) - len(bad)
+    done = sum(1 for s in col.jobs if s.status == "done")
     out = [f"campaign {col.campaign.folder}: {done} of {len(col.jobs)} jobs came back; "
-           f"{len(bad)} missing or failed:"]
+           f"{len(bad)} missing or failed" + (" (the bisection's next runs)"
+                                              if col.campaign.kind == "bisect" else "") + ":"]
     for s in bad:
         out.append(f"  {s.job.id:<16} {s.status:<8} {s.why}")
         out.append(f"  {'':<16} {'':<8} {s.job.line()}")
@@ -415,11 +560,34 @@ def _write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def drive_bisect(c: Campaign, engine, progress) -> Collected:
+    """A bisection campaign: replay the search over the results; while it
+    needs runs, append them as jobs and have `engine(campaign, first)` run
+    what is pending; stop when it is over or when a round brought nothing
+    new (jobs lost: collect lists them)."""
+    first = True
+    while True:
+        col = collect(c.folder)
+        if col.bisection is not None or not col.next_jobs:
+            return col
+        need = col.next_jobs
+        c = add_jobs(load(c.folder), need)
+        prefixes = sorted({int(j.id[1:].split("-")[0]) for j in need})
+        progress.note(f"[bisect] prefix {', '.join(map(str, prefixes))}: "
+                      f"{len(need)} run(s) as jobs {', '.join(j.id for j in need)}")
+        engine(c, first)
+        first = False
+        after = collect(c.folder)
+        if after.bisection is None and {j.id for j in after.next_jobs} == {j.id for j in need}:
+            return after                     # the engine could not bring them: stop here
+
+
 # --- JUnit --------------------------------------------------------------------
 
 def junit(col: Collected) -> str:
     """JUnit XML: one test case per job (a run), one per expected outcome."""
-    name = col.campaign.about.get("case", "campaign")
+    name = col.campaign.about.get("case") or (
+        "bisect-" + Path(col.campaign.about.get("series", "series")).parent.name)
     cases = []
     for s in col.jobs:
         res = s.result or {}
@@ -428,12 +596,24 @@ def junit(col: Collected) -> str:
         if s.status != "done":
             body = (f"<failure message={quoteattr(s.status + ': ' + s.why)} type={quoteattr(s.status)}>"
                     f"{escape(s.job.line())}</failure>")
+        elif "bisect_run" in res:
+            o = res["bisect_run"]
+            body = f"<system-out>{escape(o['status'] + ' ' + ' '.join(o['titles']))}</system-out>"
         else:
             titles = [x["title"] for x in res.get("signatures", [])]
             body = f"<system-out>{escape(chr(10).join(titles))}</system-out>"
         cases.append(f'  <testcase classname={quoteattr(name + ".runs")} name={quoteattr(s.job.id)} '
                      f'time="{t:.3f}">{body}</testcase>')
-    if col.outcome is not None:
+    if col.campaign.kind == "bisect":
+        r = col.bisection
+        body = ""
+        if r is None or not r.found:
+            why = "the campaign is incomplete" if r is None else (r.error or "no single culprit")
+            body = f'<failure message={quoteattr(why)} type="bisect"/>'
+        label = f"culprit {r.culprit}" if r and r.found else "culprit"
+        cases.append(f'  <testcase classname={quoteattr(name + ".bisect")} '
+                     f'name={quoteattr(label)} time="0">{body}</testcase>')
+    elif col.outcome is not None:
         for comp in col.outcome.comparisons:
             label = f"{comp.diff.before_label} vs {comp.diff.after_label}"
             body = ""

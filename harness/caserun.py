@@ -61,10 +61,7 @@ def resolve_case(case_path: Path) -> Path:
     """A case path as given, else relative to the checkout's root: a
     campaign's job names an in-tree case (patches/6.1/cases/NAME) so, and
     runs from the campaign folder."""
-    p = Path(case_path)
-    if not p.exists() and not p.is_absolute() and (paths.REPO / p).exists():
-        return paths.REPO / p
-    return p
+    return paths.in_checkout(case_path)
 
 
 def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any]):

@@ -273,6 +273,15 @@ def cmd_run(a) -> int:
     if a.case:
         return cmd_run_case(a)
     b, f = settings.resolve(flags(a))
+    if a.bisect_signature:
+        payload = pipeline.bisect_run_job(
+            pipeline.RunRequest(variant_spec(a), b, f, a.run_dir), a.bisect_signature,
+            Progress(quiet=a.quiet))
+        o = payload["bisect_run"]
+        _emit(a, payload, f"{payload['key']} (prefix {payload['prefix']}): {o['status']}"
+              + (f" {', '.join(o['titles'])}" if o["titles"] else "")
+              + (f"\n  {o['detail']}" if o["detail"] else ""))
+        return errors.EXIT_OK
     fr = pipeline.run_flood(pipeline.RunRequest(variant_spec(a), b, f, a.run_dir),
                             Progress(quiet=a.quiet), on_output=_console(b))
     s, payload = fr.summary, fr.payload
@@ -361,7 +370,27 @@ def cmd_run_case(a) -> int:
 
 def cmd_plan(a) -> int:
     extra = list(a.run_args)
-    c = campaign.plan_case(campaign.CasePlan(a.case, a.runs, a.output, tuple(extra)))
+    if a.what == "bisect":
+        if a.case is not None:
+            raise errors.HarnessError("plan bisect takes --series and --signature, not a CASE")
+        if not a.series or not a.signature:
+            raise errors.HarnessError("plan bisect needs --series FILE and --signature TITLE|REGEX")
+        policy = bisect.Policy(max_runs=a.runs or 6, batch=a.parallel,
+                               endpoint_runs=a.endpoint_runs, min_hits=a.min_hits,
+                               max_miss=a.max_miss)
+        c = campaign.plan_bisect(campaign.BisectPlan(a.series, a.signature, a.output, a.good,
+                                                     a.bad, policy, tuple(extra)))
+        ab = c.about
+        _emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
+              f"campaign {c.folder}: bisection of {ab['series']} ({len(ab['patches'])} patches, "
+              f"good {ab['good']}, bad {ab['bad']}) for {ab['signature']!r}\n"
+              "  jobs     none yet: each step's runs are added as the search needs them\n"
+              f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+              f"  merge    dmaharness collect {c.folder}")
+        return errors.EXIT_OK
+    if a.case is None or a.series or a.signature:
+        raise errors.HarnessError("plan case takes a CASE folder (and no --series/--signature)")
+    c = campaign.plan_case(campaign.CasePlan(a.case, a.runs or 2, a.output, tuple(extra)))
     _emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
           f"campaign {c.folder}: {len(c.jobs)} jobs (case {c.about['case']}: "
           f"{', '.join(c.about['variants'])} x {a.runs} runs)\n"
@@ -375,6 +404,9 @@ def cmd_plan(a) -> int:
 def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
     if a.junit:
         a.junit.write_text(campaign.junit(col))
+    if a.kcidb and col.campaign.kind != "case":
+        raise errors.InputError("--kcidb exports a case campaign's runs; a bisection's "
+                                "result is its culprit (--json)")
     if a.kcidb:
         try:
             doc = kcidb.export(col, a.kcidb_origin)
@@ -388,6 +420,12 @@ def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
     if col.incomplete:
         _emit(a, payload, campaign.format_incomplete(col))
         return errors.EXIT_INCOMPLETE
+    if col.campaign.kind == "bisect":
+        ab = col.campaign.about
+        _emit(a, payload, bisect.format_result(col.bisection, ab["patches"], ab["signature"])
+              + f"\n  jobs     {len(col.jobs)}, all back ({col.campaign.folder}/results)"
+              + (f"\n  junit    {a.junit}" if a.junit else ""))
+        return errors.EXIT_OK if col.bisection.found else errors.EXIT_VERDICT
     _emit(a, payload, diff.format_outcome(col.outcome)
           + f"\n  jobs     {len(col.jobs)}, all back ({col.campaign.folder}/results)"
           + (f"\n  junit    {a.junit}" if a.junit else ""))
@@ -403,6 +441,7 @@ def cmd_campaign(a) -> int:
     c = campaign.load(a.folder)
     t0 = time.monotonic()
     where: dict = {"engine": "local"}
+    last: dict = {}
     if a.slurm is not None:
         if a.ssh or a.pin or a.jobs or a.remote_dir or a.no_prepare:
             raise errors.HarnessError("--slurm takes none of --ssh, --pin, --jobs, "
@@ -411,40 +450,57 @@ def cmd_campaign(a) -> int:
             extra = shlex.split(a.sbatch or "")
         except ValueError as e:
             raise errors.HarnessError(f"--sbatch {a.sbatch!r}: {e}") from None
-        info = campaign.run_slurm(c, a.slurm, extra, prog, wait=not a.no_wait)
-        where = {"engine": "slurm", "partition": a.slurm or None, **info}
-        if a.no_wait:
-            _emit(a, {"command": "campaign", "ok": True, "campaign": str(c.folder), **where},
-                  f"campaign {c.folder}: "
-                  + (f"{info['submitted']} jobs submitted as Slurm array job {info['slurm_job']}"
-                     if info["slurm_job"] else "nothing to submit, every job has its result")
-                  + f"\n  merge    dmaharness collect {c.folder}   (when squeue shows none "
-                  "of its tasks)")
-            return errors.EXIT_OK
-        rc = 0
+        where = {"engine": "slurm", "partition": a.slurm or None}
+
+        def engine(c, first):
+            info = campaign.run_slurm(c, a.slurm, extra, prog, wait=not a.no_wait)
+            last.update(info)
+            if info["slurm_job"] and not a.no_wait:
+                prog.note(f"[campaign] Slurm job {info['slurm_job']}: no task left after "
+                          f"{fmt_duration(time.monotonic() - t0)}")
     elif a.ssh:
         if a.pin:
             raise errors.HarnessError("--pin is for a campaign run here; not with --ssh")
         hosts = remote.parse_hosts(a.ssh)
         where = {"engine": "ssh", "hosts": [h.name for h in hosts]}
-        rc = campaign.run_ssh(c, hosts, a.jobs or None, prog,
-                              a.remote_dir or remote.DEFAULT_REMOTE_DIR, prepare=not a.no_prepare)
+
+        def engine(c, first):
+            last["parallel_exit"] = campaign.run_ssh(
+                c, hosts, a.jobs or None, prog, a.remote_dir or remote.DEFAULT_REMOTE_DIR,
+                prepare=first and not a.no_prepare)
     else:
         if a.remote_dir or a.no_prepare:
             raise errors.HarnessError("--remote-dir and --no-prepare go with --ssh")
         if a.sbatch or a.no_wait:
             raise errors.HarnessError("--sbatch and --no-wait go with --slurm")
-        rc = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog, pin=a.pin)
-    wall = time.monotonic() - t0
-    if a.slurm is None:
-        prog.note(f"[campaign] GNU parallel exited {rc} after {fmt_duration(wall)}")
+
+        def engine(c, first):
+            last["parallel_exit"] = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog,
+                                                       pin=a.pin)
+    if c.kind == "bisect":
+        if a.no_wait:                  # one step submitted; rerun to go on
+            col = campaign.collect(c.folder)
+            if col.bisection is None and col.next_jobs:
+                engine(campaign.add_jobs(c, col.next_jobs), True)
+        else:
+            campaign.drive_bisect(c, engine, prog)
     else:
-        if where["slurm_job"]:
-            prog.note(f"[campaign] Slurm job {where['slurm_job']}: no task left after "
-                      f"{fmt_duration(wall)}")
+        engine(c, True)
+    wall = time.monotonic() - t0
+    if a.no_wait:
+        _emit(a, {"command": "campaign", "ok": True, "campaign": str(c.folder), **where, **last},
+              f"campaign {c.folder}: "
+              + (f"{last['submitted']} jobs submitted as Slurm array job {last['slurm_job']}"
+                 if last.get("slurm_job") else "nothing to submit")
+              + f"\n  merge    dmaharness collect {c.folder}   (when squeue shows none "
+              "of its tasks" + ("; then campaign again for the next step)" if c.kind == "bisect"
+                                else ")"))
+        return errors.EXIT_OK
+    if "parallel_exit" in last:
+        prog.note(f"[campaign] GNU parallel exited {last['parallel_exit']} after "
+                  f"{fmt_duration(wall)}")
     return _collected(a, campaign.collect(a.folder),
-                      {"command": "campaign", **where, "wall_s": round(wall, 1),
-                       **({"parallel_exit": rc} if a.slurm is None else {})})
+                      {"command": "campaign", **where, **last, "wall_s": round(wall, 1)})
 
 
 def cmd_bisect(a) -> int:
@@ -618,6 +674,11 @@ def parser() -> argparse.ArgumentParser:
                         "folded by title in the JSON (a campaign's job; `dmaharness collect` "
                         "diffs them); exit 0 when the guest ran, 6 when it failed")
     g.add_argument("--case-run", type=int, metavar="N", help="which run (from 1)")
+    g.add_argument("--bisect-signature", metavar="TITLE|REGEX",
+                   help="a bisection campaign's job (`plan bisect`): classify this run as a "
+                        "bisection step's run for the signature (hit, clean, failed; a kernel "
+                        "that does not build is a failed run) in the JSON (bisect_run); exit 0 "
+                        "whenever the run was classified")
 
     bs = _command(
         sub, "bisect", cmd_bisect, "find the patch of a series that brings a report in (or out)",
@@ -693,22 +754,46 @@ def parser() -> argparse.ArgumentParser:
                smp=1)
 
     pl = sub.add_parser(
-        "plan", usage="dmaharness plan case CASE -o DIR [--runs N] [--json] [-- RUN-ARGS...]",
-        help="write a campaign: a case's runs as a list of independent jobs",
-        description="Write a campaign folder (-o DIR): campaign.json, jobs.txt with one "
-                    "plain `dmaharness run` command a line (one run of one variant of the "
-                    "case, its --json result written to results/<variant>-<run>.json), and "
-                    "a copy of the case.  Run the lines anywhere that has this checkout, "
+        "plan", usage="dmaharness plan case CASE -o DIR [--runs N] [-- RUN-ARGS...]\n"
+                      "       dmaharness plan bisect --series FILE --signature TITLE|REGEX "
+                      "-o DIR [--good N] [--bad M] [--runs N] ... [-- RUN-ARGS...]",
+        help="write a campaign: a case's runs, or a bisection's steps, as independent jobs",
+        description="Write a campaign folder (-o DIR): campaign.json and jobs.txt, one plain "
+                    "`dmaharness run` command a line, its --json result written to "
+                    "results/<job>.json.  Run the lines anywhere that has this checkout, "
                     "from the campaign folder with dmaharness on PATH: `dmaharness campaign "
-                    "DIR --jobs N` here (GNU parallel), GNU parallel over ssh, Slurm.  Then "
-                    "`dmaharness collect DIR` diffs them as `run --case` does.  Arguments "
-                    "after -- go to every job (--duration 5s, --kernel 6.12, ...).",
+                    "DIR --jobs N` here (GNU parallel), --ssh HOSTS, --slurm.  Then "
+                    "`dmaharness collect DIR` merges them.\n\n"
+                    "plan case CASE: every run of every variant of the case (a copy of the "
+                    "case goes along); collect diffs them as `run --case` does.\n\n"
+                    "plan bisect: the bisection `dmaharness bisect` makes (the same search and "
+                    "verdict thresholds), each step's runs being jobs: `campaign` adds the "
+                    "runs of the next step as the search needs them and has its engine run "
+                    "them; collect replays the search over the results and gives the culprit "
+                    "(the series must be in this checkout).\n\n"
+                    "Arguments after -- go to every job (--duration 5s, --kernel 6.12, ...).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    pl.add_argument("what", choices=("case",), help="what to plan: case (the only kind yet)")
-    pl.add_argument("case", type=Path, metavar="CASE", help="the case folder or its case.toml")
+    pl.add_argument("what", choices=("case", "bisect"), help="what to plan")
+    pl.add_argument("case", type=Path, metavar="CASE", nargs="?",
+                    help="plan case: the case folder or its case.toml")
     pl.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
                     help="the campaign folder (new, or empty)")
-    pl.add_argument("--runs", type=int, default=2, help="runs per variant (2)")
+    pl.add_argument("--runs", type=int, default=None,
+                    help="case: runs per variant (2); bisect: most runs per step (6)")
+    g = pl.add_argument_group("plan bisect (as `dmaharness bisect`)")
+    g.add_argument("--series", type=Path, metavar="FILE", help="the quilt series to bisect")
+    g.add_argument("--signature", metavar="TITLE|REGEX",
+                   help="a report title, or a Python regex searched in titles")
+    g.add_argument("--good", type=int, metavar="N", help="prefix without the signature (0)")
+    g.add_argument("--bad", type=int, metavar="M",
+                   help="prefix with the signature (the whole series)")
+    g.add_argument("--endpoint-runs", type=int, default=4, help="runs at each end (4)")
+    g.add_argument("--parallel", type=int, default=2,
+                   help="runs a step asks for at once: jobs the engine can run together (2)")
+    g.add_argument("--min-hits", type=int, default=1,
+                   help="runs showing the signature that make a step bad (1)")
+    g.add_argument("--max-miss", type=float, default=0.05,
+                   help="accepted chance that a good verdict misses a bad kernel (0.05)")
     pl.set_defaults(run_args=[])
     output_group(pl)
     pl.set_defaults(func=cmd_plan)

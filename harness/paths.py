@@ -17,6 +17,16 @@ FRAGMENTS = REPO / "kconfig-fragments"
 GUEST = REPO / "harness" / "guest"
 
 
+def in_checkout(path: Path) -> Path:
+    """A path as given, else relative to the checkout's root: a campaign's
+    job names an in-tree case or series (patches/6.1/cases/NAME) so, and
+    runs from the campaign folder, on any machine with the checkout."""
+    p = Path(path)
+    if not p.exists() and not p.is_absolute() and (REPO / p).exists():
+        return REPO / p
+    return p
+
+
 def cache_dir() -> Path:
     """The cache folder: $DMAHARNESS_CACHE, else ~/.cache/dmaharness."""
     env = os.environ.get("DMAHARNESS_CACHE")

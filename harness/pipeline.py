@@ -104,7 +104,7 @@ def target(spec: VariantSpec) -> Target:
                                     f"(choose one of {', '.join(kernel.SUPPORTED)})")
     patches: list[series.Patch] = []
     for s in spec.series:
-        patches.extend(series.parse_series(s))
+        patches.extend(series.parse_series(paths.in_checkout(s)))
     if spec.prefix is not None:
         if not 0 <= spec.prefix <= len(patches):
             raise errors.InputError(f"--prefix {spec.prefix}: the --series name "
@@ -552,6 +552,32 @@ def run_flood(req: RunRequest, progress: Progress, on_output=None) -> FloodRun:
                     progress, on_output=on_output)
     check_flood(fr)
     return fr
+
+
+def bisect_run_job(req: RunRequest, signature: str, progress: Progress) -> dict:
+    """`run --bisect-signature`: a bisection campaign's job.  One flood of
+    the prefix's kernel, classified as a local bisection's run is (hit,
+    clean, failed, infra: classify_run); a kernel that does not build or a
+    patch that does not apply is a failed run ("build: ..."), as FloodRunner
+    makes it.  Only a missing tool or a bad series is raised: the job failed."""
+    matcher = bisect.Matcher(signature)
+    t = target(req.variant)
+    key = kernel.variant_key(t.variant())
+    try:
+        res = build(t, progress=progress)
+    except (errors.BuildError, errors.InputError) as e:     # FloodRunner.build's skip
+        out = bisect.RunOutcome(bisect.FAILED, [], f"build: {e.message.splitlines()[0]}")
+    else:
+        run_dir = req.run_dir or new_run_dir(f"bisect-{t.name}")
+        try:
+            out = classify_run(flood_once(FloodJob(res, run_dir, req.boot, req.flood,
+                                                   command="bisect"), progress), matcher)
+        except errors.EnvError:
+            raise
+        except HarnessError as e:
+            out = bisect.RunOutcome(bisect.INFRA, [], f"{e.message}; {run_dir}")
+    return {"command": "run", "ok": True, "signature": signature, "prefix": req.variant.prefix,
+            "key": key, "bisect_run": out.to_json(), **t.to_json()}
 
 
 def build_command(spec: VariantSpec, progress: Progress) -> tuple[Target, kernel.BuildResult]:

@@ -8,7 +8,7 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness import campaign, caserun, cli, diff, reports
+from harness import bisect, campaign, caserun, cli, diff, reports
 from harness.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,6 +152,104 @@ class Plan(unittest.TestCase):
         self.plan(runs=1)
         root = ET.fromstring(campaign.junit(campaign.collect(self.dir)))
         self.assertEqual(root.find("testsuite").get("failures"), "5")
+
+
+SERIES = ROOT / "tests" / "fixtures" / "bisect" / "6.1" / "series"
+SIG = "^DMA-API: .* in uvc_v4l2_open$"
+
+
+class BisectCampaign(unittest.TestCase):
+    """plan bisect, driven by a fake engine that writes each needed job's
+    result as a run of the real fixture would: the signature from patch 11 on."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name) / "b"
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    @staticmethod
+    def outcome(prefix: int, run: int) -> dict:
+        if prefix >= 11:
+            return {"status": "hit", "titles": ["DMA-API: ... in uvc_v4l2_open"],
+                    "detail": f"p{prefix}-{run}", "wall": 4.0}
+        if prefix == 5 and run == 1:        # a run that failed: never a hit
+            return {"status": "failed", "titles": [], "detail": "panic", "wall": 1.0}
+        return {"status": "clean", "titles": [], "detail": f"p{prefix}-{run}", "wall": 4.0}
+
+    def engine(self, ran: list):
+        def run(c, first):
+            for st in campaign.states(c):
+                if st.status == "done":
+                    continue
+                argv = list(st.job.argv)
+                prefix = int(argv[argv.index("--prefix") + 1])
+                self.assertEqual(argv[argv.index("--series") + 1],
+                                 "tests/fixtures/bisect/6.1/series")
+                self.assertEqual(argv[argv.index("--bisect-signature") + 1], SIG)
+                self.assertIn("--duration", argv)
+                run_n = int(st.job.id.split("-")[1])
+                ran.append(st.job.id)
+                (c.folder / st.job.result).write_text(json.dumps(
+                    {"ok": True, "bisect_run": self.outcome(prefix, run_n)}))
+        return run
+
+    def test_the_campaign_finds_the_local_bisections_culprit_by_the_same_steps(self):
+        campaign.plan_bisect(campaign.BisectPlan(SERIES, SIG, self.dir,
+                                                 extra=("--duration", "4s")))
+        ran: list = []
+        col = campaign.drive_bisect(campaign.load(self.dir), self.engine(ran), cli.Progress(quiet=True))
+        self.assertIsNotNone(col.bisection)
+        self.assertEqual(col.culprit()["number"], 11)
+        self.assertTrue(col.culprit()["patch"].endswith("Embed-the-status-URB-buffer-in-struct.patch"))
+        self.assertEqual(col.incomplete, [])
+
+        # the local search over the same run outcomes: the same steps and verdicts
+        class Local:
+            def key(s, prefix):
+                return ""
+
+            def build(s, prefix):
+                return None
+
+            def run(s, prefix, first, count):
+                return [bisect.RunOutcome.from_json(self.outcome(prefix, r))
+                        for r in range(first + 1, first + count + 1)]
+        local = bisect.bisect(Local(), 16, 0, 16, bisect.Policy())
+        self.assertEqual([(x.prefix, x.verdict, len(x.runs)) for x in col.bisection.steps],
+                         [(x.prefix, x.verdict, len(x.runs)) for x in local.steps])
+        self.assertEqual(col.bisection.culprit, local.culprit)
+        # jobs were only the runs the search asked for, each run once, in jobs.txt order
+        lines = (self.dir / "jobs.txt").read_text().splitlines()
+        self.assertEqual(len(lines), len(ran))
+        self.assertEqual(len(set(ran)), len(ran))
+        self.assertEqual(sum(len(x.runs) for x in local.steps), len(ran))
+        # collect gives the same, and the JUnit file a passing culprit case
+        again = campaign.collect(self.dir)
+        self.assertEqual(again.bisection.culprit, 11)
+        root = ET.fromstring(campaign.junit(again))
+        names = [tc.get("name") for tc in root.iter("testcase")]
+        self.assertIn("culprit 11", names)
+        self.assertEqual(root.find("testsuite").get("failures"), "0")
+
+    def test_a_step_whose_runs_never_come_back_stops_with_them_listed(self):
+        campaign.plan_bisect(campaign.BisectPlan(SERIES, SIG, self.dir))
+        col = campaign.drive_bisect(campaign.load(self.dir), lambda c, first: None,
+                                    cli.Progress(quiet=True))
+        self.assertIsNone(col.bisection)
+        self.assertEqual([s.job.id for s in col.incomplete], ["p0-1", "p0-2"])
+        self.assertIn("never run", campaign.format_incomplete(col))
+
+    def test_bad_plans(self):
+        with self.assertRaisesRegex(InputError, "must be in this checkout"):
+            with tempfile.TemporaryDirectory() as t:
+                (Path(t) / "series").write_text("x.patch\n")
+                (Path(t) / "x.patch").write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+                campaign.plan_bisect(campaign.BisectPlan(Path(t) / "series", SIG, self.dir))
+        with self.assertRaises(InputError):
+            campaign.plan_bisect(campaign.BisectPlan(SERIES, SIG, self.dir, good=3, bad=3))
+        self.assertFalse(self.dir.exists())
 
 
 if __name__ == "__main__":
