@@ -33,13 +33,14 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from . import bisect, caserun, diff, errors, paths, proc, remote, reports, slurm
+from . import bisect, caserun, catalogue, diff, errors, paths, proc, remote, reports, \
+    slurm, sweep, sweeptable
 from . import series as series_mod
 from .case import load_case
 from .errors import InputError
 
 CAMPAIGN_VERSION = 1
-KINDS = ("case", "bisect")
+KINDS = ("case", "bisect", "sweep")
 CAMPAIGN_FILE = "campaign.json"
 JOBS_FILE = "jobs.txt"
 JOBLOG = "joblog"
@@ -172,6 +173,87 @@ def plan_bisect(p: BisectPlan) -> Campaign:
                   "extra": list(p.extra), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     _save(c)
     return c
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """`plan sweep`: the boot without a device and each device of the
+    catalogue, one job each; collect folds the sites as `sweep` does."""
+    folder: Path
+    devices: tuple[str, ...] = ()
+    catalogue: Path | None = None
+    extra: tuple[str, ...] = ()
+
+
+def _job_name(device: str) -> str:
+    return "boot" if device == sweep.BOOT_DEVICE else device
+
+
+def plan_sweep(p: SweepPlan) -> Campaign:
+    cat = catalogue.load(paths.in_checkout(p.catalogue) if p.catalogue else None)
+    chosen = cat.select(list(p.devices))
+    extra = list(p.extra)
+    if p.catalogue:
+        try:
+            name = str(paths.in_checkout(p.catalogue).resolve().relative_to(paths.REPO))
+        except ValueError:
+            raise InputError(f"--catalogue {p.catalogue}: a sweep campaign's catalogue must "
+                             f"be in this checkout ({paths.REPO}), which every worker gets",
+                             path=str(p.catalogue)) from None
+        extra = ["--catalogue", name] + extra
+    _new_folder(p.folder)
+    jobs = []
+    for dev in [sweep.BOOT_DEVICE] + [d.name for d in chosen]:
+        jid = _job_name(dev)
+        res = f"results/{jid}.json"
+        jobs.append(Job(jid, ("sweep", "--job", dev, "--json-out", res, "-q", *extra), res))
+    c = Campaign(p.folder, "sweep", tuple(jobs),
+                 {"catalogue": str(cat.path), "devices": [d.name for d in chosen],
+                  "extra": extra, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    _save(c)
+    return c
+
+
+@dataclass
+class SweepCollected:
+    runs: list                        # sweep.DeviceRun, consoles under DIR/consoles
+    table: sweeptable.Table
+    key: str                          # the sweep kernel's build key
+    layout: bool                      # its artifacts were here: layouts and file:line
+
+    @property
+    def ok(self) -> bool:
+        return not [r for r in self.runs if r.state == "failed"]
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "layout": self.layout,
+                "devices": [r.to_json() for r in self.runs], **self.table.to_json()}
+
+
+def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
+    """The jobs' consoles written under DIR/consoles, folded into sites; the
+    layouts when this machine has the sweep kernel's artifacts."""
+    cons = c.folder / "consoles"
+    cons.mkdir(exist_ok=True)
+    runs, keys = [], set()
+    for s in st:
+        d = s.result["device"]
+        keys.add(s.result["build"]["key"])
+        console = None
+        if s.result.get("console_text"):
+            console = cons / f"{s.job.id}.log"
+            _write_text(console, s.result["console_text"])
+        runs.append(sweep.DeviceRun(d["device"], d["class"], d["state"], d.get("reason") or "",
+                                    None, console, d.get("outcome") or "",
+                                    d.get("workload_status"), d.get("wall_seconds") or 0.0,
+                                    tuple(d.get("reports") or ())))
+    if len(keys) > 1:
+        raise InputError(f"{c.folder}: the jobs booted different kernels ({', '.join(sorted(keys))}"
+                         "): workers with different sources or compilers; sweep them apart")
+    key = keys.pop() if keys else ""
+    art = paths.sub("artifacts") / key if key else None
+    here = bool(art and (art / "vmlinux").is_file())
+    return SweepCollected(runs, sweeptable.fold(runs, art if here else None), key, here)
 
 
 def _save(c: Campaign) -> None:
@@ -379,6 +461,7 @@ class Collected:
     campaign: Campaign
     jobs: list[JobState]
     outcome: diff.Outcome | None    # None until every job is done
+    sweep: "SweepCollected | None" = None     # kind sweep: when every job is done
     bisection: bisect.Result | None = None    # kind bisect: when the search is over
     next_jobs: list[Job] = field(default_factory=list)   # kind bisect: what it needs next
 
@@ -395,6 +478,8 @@ class Collected:
     def verdict(self) -> bool:
         if self.campaign.kind == "bisect":
             return bool(self.bisection and self.bisection.found)
+        if self.campaign.kind == "sweep":
+            return bool(self.sweep and self.sweep.ok)
         return bool(self.outcome and self.outcome.matches)
 
     def culprit(self) -> dict | None:
@@ -411,6 +496,8 @@ class Collected:
                "complete": not self.incomplete,
                "jobs": [s.to_json() for s in self.jobs],
                "outcome": self.outcome.to_json() if self.outcome else None}
+        if self.campaign.kind == "sweep":
+            out["sweep"] = self.sweep.to_json() if self.sweep else None
         if self.campaign.kind == "bisect":
             out["bisection"] = self.bisection.to_json() if self.bisection else None
             out["culprit"] = self.culprit()
@@ -423,7 +510,10 @@ def collect(folder: Path) -> Collected:
     st = states(c)
     if c.kind == "bisect":
         res, need = replay_bisect(c, st)
-        return Collected(c, st, None, res, need)
+        return Collected(c, st, None, None, res, need)
+    if c.kind == "sweep":
+        done = not any(s.status != "done" for s in st)
+        return Collected(c, st, None, fold_sweep(c, st) if done else None)
     outcome = None
     if not any(s.status != "done" for s in st):
         case = load_case(folder / c.about["case_folder"])
@@ -587,6 +677,7 @@ def drive_bisect(c: Campaign, engine, progress) -> Collected:
 def junit(col: Collected) -> str:
     """JUnit XML: one test case per job (a run), one per expected outcome."""
     name = col.campaign.about.get("case") or (
+        "sweep" if col.campaign.kind == "sweep" else
         "bisect-" + Path(col.campaign.about.get("series", "series")).parent.name)
     cases = []
     for s in col.jobs:
@@ -596,6 +687,10 @@ def junit(col: Collected) -> str:
         if s.status != "done":
             body = (f"<failure message={quoteattr(s.status + ': ' + s.why)} type={quoteattr(s.status)}>"
                     f"{escape(s.job.line())}</failure>")
+        elif "device" in res and res.get("command") == "sweep":
+            d = res["device"]
+            body = (f"<system-out>{escape(d['state'] + chr(10) + chr(10).join(d['reports']))}"
+                    "</system-out>")
         elif "bisect_run" in res:
             o = res["bisect_run"]
             body = f"<system-out>{escape(o['status'] + ' ' + ' '.join(o['titles']))}</system-out>"
@@ -613,6 +708,18 @@ def junit(col: Collected) -> str:
         label = f"culprit {r.culprit}" if r and r.found else "culprit"
         cases.append(f'  <testcase classname={quoteattr(name + ".bisect")} '
                      f'name={quoteattr(label)} time="0">{body}</testcase>')
+    elif col.campaign.kind == "sweep":
+        sw = col.sweep
+        body = ""
+        if sw is None:
+            body = '<failure message="the campaign is incomplete" type="incomplete"/>'
+        elif not sw.ok:
+            bad = [f"{r.device}: {r.reason}" for r in sw.runs if r.state == "failed"]
+            body = (f'<failure message={quoteattr("; ".join(bad))} type="boot">'
+                    f"{escape(chr(10).join(bad))}</failure>")
+        sites = "" if sw is None else escape("\n".join(x.title for x in sw.table.sites))
+        cases.append(f'  <testcase classname={quoteattr(name + ".sweep")} name="sites" '
+                     f'time="0">{body}<system-out>{sites}</system-out></testcase>')
     elif col.outcome is not None:
         for comp in col.outcome.comparisons:
             label = f"{comp.diff.before_label} vs {comp.diff.after_label}"

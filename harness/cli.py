@@ -388,8 +388,23 @@ def cmd_plan(a) -> int:
               f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
               f"  merge    dmaharness collect {c.folder}")
         return errors.EXIT_OK
-    if a.case is None or a.series or a.signature:
-        raise errors.HarnessError("plan case takes a CASE folder (and no --series/--signature)")
+    if a.what == "sweep":
+        if a.case is not None or a.series or a.signature:
+            raise errors.HarnessError("plan sweep takes --devices and --catalogue, not a CASE "
+                                      "or --series/--signature")
+        devices = tuple(d for part in a.devices for d in part.split(",") if d)
+        c = campaign.plan_sweep(campaign.SweepPlan(a.output, devices, a.catalogue,
+                                                   tuple(extra)))
+        _emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
+              f"campaign {c.folder}: {len(c.jobs)} jobs (the boot without a device, then "
+              f"{', '.join(c.about['devices'])})\n"
+              f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
+              f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+              f"  merge    dmaharness collect {c.folder}")
+        return errors.EXIT_OK
+    if a.case is None or a.series or a.signature or a.devices or a.catalogue:
+        raise errors.HarnessError("plan case takes a CASE folder (and no --series, "
+                                  "--signature, --devices, --catalogue)")
     c = campaign.plan_case(campaign.CasePlan(a.case, a.runs or 2, a.output, tuple(extra)))
     _emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
           f"campaign {c.folder}: {len(c.jobs)} jobs (case {c.about['case']}: "
@@ -420,6 +435,17 @@ def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
     if col.incomplete:
         _emit(a, payload, campaign.format_incomplete(col))
         return errors.EXIT_INCOMPLETE
+    if col.campaign.kind == "sweep":
+        sw = col.sweep
+        html = col.campaign.folder / "sweep.html"
+        payload["html"] = str(html)
+        sweephtml.write(html, {**payload, **sw.to_json()})
+        _emit(a, payload, sweeptable.format_text(sw.table, sw.runs)
+              + (f"  (no layouts: the sweep kernel {sw.key} was built on the workers, not here)\n"
+                 if not sw.layout else "")
+              + f"  html     {html}\n  logs     {col.campaign.folder}/consoles/<device>.log"
+              + (f"\n  junit    {a.junit}" if a.junit else ""))
+        return errors.EXIT_OK if sw.ok else errors.EXIT_VERDICT
     if col.campaign.kind == "bisect":
         ab = col.campaign.about
         _emit(a, payload, bisect.format_result(col.bisection, ab["patches"], ab["signature"])
@@ -572,6 +598,18 @@ def cmd_sweep(a) -> int:
     base = sweeptable.load_sites(a.baseline) if a.baseline else None
     devices = tuple(d for part in a.devices for d in part.split(",") if d)
     b = settings.resolve(flags(a), boot=settings.BootSettings(timeout=300.0, smp=1))[0]
+    if a.job:
+        if devices or a.list or a.baseline:
+            raise errors.HarnessError("sweep --job takes none of --devices, --list, --baseline")
+        payload = sweep.sweep_job(sweep.SweepRequest(variant_spec(a, series_=False), b, (),
+                                                     a.catalogue, 1, a.run_dir), a.job, prog)
+        d = payload["device"]
+        _emit(a, payload,
+              f"{payload['build']['key']}: {d['device']} {d['state']}"
+              + (f" ({d['reason']})" if d["reason"] else "")
+              + f", {len(d['reports'])} report(s)" + (f"\n  console  {d['console']}"
+                                                      if d["console"] else ""))
+        return errors.EXIT_OK
     res = sweep.sweep(sweep.SweepRequest(variant_spec(a, series_=False), b, devices,
                                          a.catalogue, a.parallel, a.run_dir,
                                          plan_only=a.list), prog)
@@ -750,11 +788,16 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--list", action="store_true",
                    help="build the sweep kernel (cached) and list what would run and what is "
                         "skipped, and why; boot nothing")
+    g.add_argument("--job", metavar="DEVICE",
+                   help="a sweep campaign's job (`plan sweep`): the one boot of this device "
+                        "of the catalogue, or '(boot)' for the boot without a device; the "
+                        "JSON carries its console whole (`collect` folds the sites)")
     boot_group(sw, timeout_help="seconds a boot may take before its workload", timeout=300,
                smp=1)
 
     pl = sub.add_parser(
         "plan", usage="dmaharness plan case CASE -o DIR [--runs N] [-- RUN-ARGS...]\n"
+                      "       dmaharness plan sweep -o DIR [--devices LIST] [-- SWEEP-ARGS...]\n"
                       "       dmaharness plan bisect --series FILE --signature TITLE|REGEX "
                       "-o DIR [--good N] [--bad M] [--runs N] ... [-- RUN-ARGS...]",
         help="write a campaign: a case's runs, or a bisection's steps, as independent jobs",
@@ -771,9 +814,13 @@ def parser() -> argparse.ArgumentParser:
                     "runs of the next step as the search needs them and has its engine run "
                     "them; collect replays the search over the results and gives the culprit "
                     "(the series must be in this checkout).\n\n"
+                    "plan sweep: the boot without a device and each device of the catalogue "
+                    "(--devices), one job each, the sweep kernel built by each worker; "
+                    "collect folds every job's console into the sites table `sweep` prints "
+                    "(the layouts when the sweep kernel is built here too).\n\n"
                     "Arguments after -- go to every job (--duration 5s, --kernel 6.12, ...).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    pl.add_argument("what", choices=("case", "bisect"), help="what to plan")
+    pl.add_argument("what", choices=("case", "bisect", "sweep"), help="what to plan")
     pl.add_argument("case", type=Path, metavar="CASE", nargs="?",
                     help="plan case: the case folder or its case.toml")
     pl.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
@@ -794,6 +841,12 @@ def parser() -> argparse.ArgumentParser:
                    help="runs showing the signature that make a step bad (1)")
     g.add_argument("--max-miss", type=float, default=0.05,
                    help="accepted chance that a good verdict misses a bad kernel (0.05)")
+    g = pl.add_argument_group("plan sweep (as `dmaharness sweep`)")
+    g.add_argument("--devices", action="append", default=[], metavar="LIST",
+                   help="comma-separated device names or classes of the catalogue (all)")
+    g.add_argument("--catalogue", type=Path, metavar="FILE",
+                   help="the device catalogue, in this checkout "
+                        "(kconfig-fragments/sweep/catalogue.toml)")
     pl.set_defaults(run_args=[])
     output_group(pl)
     pl.set_defaults(func=cmd_plan)

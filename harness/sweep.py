@@ -259,3 +259,34 @@ def sweep(req: SweepRequest, progress: Progress) -> SweepResult:
     result = SweepResult(t, build, run_dir, runs, table, time.monotonic() - t0)
     jsonout.write(run_dir / "sweep.json", result.to_json())
     return result
+
+
+# --- one device: a sweep campaign's job ------------------------------------------------
+
+def sweep_job(req: SweepRequest, name: str, progress: Progress) -> dict:
+    """`sweep --job NAME`: the sweep kernel (built or cached, as `sweep`
+    builds it), then the one boot of device NAME of the catalogue, or the
+    boot without a device (BOOT_DEVICE); skipped as `sweep` would skip it.
+    The payload carries the boot's console whole: `collect` folds the
+    sites of all jobs, wherever they ran."""
+    cat = catalogue.load(req.catalogue_path)
+    chosen = [] if name == BOOT_DEVICE else cat.select([name])
+    t, absent = sweep_target(req.variant, cat, progress)
+    build = pipeline.build(t, progress=progress)
+    art = build.artifacts
+    config = set(art.config.read_text().splitlines()) if art.config.is_file() else set()
+    if chosen:
+        to_run, skipped = plan(chosen, absent, catalogue.qemu_models(qemu.qemu_binary()), config)
+    else:
+        to_run, skipped = [], []
+    run_dir = req.run_dir or pipeline.new_run_dir(f"sweep-{t.name}-{name.strip('()')}")
+    if skipped:
+        run = skipped[0]
+    else:
+        d = to_run[0] if to_run else None
+        run = _one(build, cat, [d] if d else [], name, d.klass if d else "boot",
+                   run_dir / ("boot" if d is None else d.name), req.boot, progress)
+    text = run.console.read_text(errors="replace") if run.console and run.console.is_file() \
+        else ""
+    return {"command": "sweep", "ok": True, "job": name, **t.to_json(),
+            "build": build.to_json(), "device": run.to_json(), "console_text": text}

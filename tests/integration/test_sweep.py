@@ -12,6 +12,7 @@ asks of two sweeps in a row.
 import html.parser
 import json
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -67,6 +68,28 @@ class Sweep612(unittest.TestCase):
         page = Path(out["html"]).read_text()
         html.parser.HTMLParser().feed(page)
         self.assertIn("usb_string", page)
+
+        # the same sweep as a campaign (issue #16): a job per boot, through GNU
+        # parallel; collect folds the jobs' consoles into the same sites
+        with tempfile.TemporaryDirectory(prefix="dmah-sweep-campaign-") as d:
+            camp = Path(d) / "c"
+            r = run("plan", "sweep", "-o", str(camp), "--catalogue", str(CATALOGUE),
+                    "--devices", ",".join(DEVICES), "--", "--kernel", "6.12", timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = run("campaign", str(camp), "--jobs", "2", "--json", timeout=3600)
+            self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+            col = json.loads(r.stdout)
+            self.assertTrue(col["complete"])
+            self.assertEqual(sorted(j["id"] for j in col["jobs"]), sorted(("boot",) + DEVICES))
+            sw = col["sweep"]
+            self.assertTrue(sw["layout"])           # the sweep kernel was built here
+            self.assertEqual(sorted(s["key"] for s in sw["sites"]), sorted(keys))
+            self.assertEqual({x["device"]: x["state"] for x in sw["devices"]},
+                             {n: "ran" for n in ("(boot)",) + DEVICES})
+            usb2 = [x for x in sw["sites"] if x["function"] == "usb_string"]
+            self.assertEqual(usb2[0]["devices"], usb[0]["devices"])
+            self.assertIsNotNone(usb2[0]["layout"])
+            html.parser.HTMLParser().feed(Path(col["html"]).read_text())
 
         first = Path(out["run_dir"]) / "sweep.json"
         code2, again = self.sweep("--baseline", str(first))

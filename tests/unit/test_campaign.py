@@ -252,5 +252,64 @@ class BisectCampaign(unittest.TestCase):
         self.assertFalse(self.dir.exists())
 
 
+class SweepCampaign(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name) / "s"
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def result(self, device: str, klass: str, console: str, key="6.12-0123456789abcdef",
+               state="ran") -> dict:
+        return {"ok": True, "job": device, "build": {"key": key},
+                "device": {"device": device, "class": klass, "state": state, "reason": None,
+                           "outcome": "ok", "workload_status": 0, "wall_seconds": 9.0,
+                           "reports": []},
+                "console_text": console}
+
+    def test_jobs_and_the_folded_sites(self):
+        c = campaign.plan_sweep(campaign.SweepPlan(self.dir, ("usb-kbd", "usb-storage"),
+                                                   extra=("--kernel", "6.12")))
+        self.assertEqual([j.id for j in c.jobs], ["boot", "usb-kbd", "usb-storage"])
+        self.assertEqual(shlex.split((self.dir / "jobs.txt").read_text().splitlines()[0]),
+                         ["dmaharness", "sweep", "--job", "(boot)", "--json-out",
+                          "results/boot.json", "-q", "--kernel", "6.12"])
+        col = campaign.collect(self.dir)
+        self.assertIsNone(col.sweep)                        # nothing back: nothing folded
+        self.assertEqual(len(col.incomplete), 3)
+        text = "".join(DETECTOR.replace("{frame}", "usb_string"))
+        for jid, klass, console in (("boot", "boot", ""), ("usb-kbd", "usb", text),
+                                    ("usb-storage", "usb", text)):
+            dev = "(boot)" if jid == "boot" else jid
+            (self.dir / "results" / f"{jid}.json").write_text(
+                json.dumps(self.result(dev, klass, console)))
+        col = campaign.collect(self.dir)
+        self.assertTrue(col.sweep.ok)
+        self.assertFalse(col.sweep.layout)                  # no such kernel built here
+        sites = col.sweep.table.sites
+        self.assertEqual([(x.frame, x.devices, x.boots) for x in sites],
+                         [("usb_string", ["usb-kbd", "usb-storage"], 2)])
+        self.assertTrue((self.dir / "consoles" / "usb-kbd.log").is_file())
+        self.assertEqual(col.to_json()["sweep"]["sites"][0]["function"], "usb_string")
+        root = ET.fromstring(campaign.junit(col))
+        self.assertEqual([tc.get("name") for tc in root.iter("testcase")],
+                         ["boot", "usb-kbd", "usb-storage", "sites"])
+        self.assertEqual(root.find("testsuite").get("failures"), "0")
+
+    def test_jobs_of_two_kernels_are_not_folded_together(self):
+        campaign.plan_sweep(campaign.SweepPlan(self.dir, ("usb-kbd",)))
+        for jid, key in (("boot", "6.12-aaaaaaaaaaaaaaaa"), ("usb-kbd", "6.12-bbbbbbbbbbbbbbbb")):
+            (self.dir / "results" / f"{jid}.json").write_text(json.dumps(
+                self.result("(boot)" if jid == "boot" else jid, "usb", "", key)))
+        with self.assertRaisesRegex(InputError, "different kernels"):
+            campaign.collect(self.dir)
+
+    def test_unknown_device(self):
+        with self.assertRaisesRegex(InputError, "no device 'no-such'"):
+            campaign.plan_sweep(campaign.SweepPlan(self.dir, ("no-such",)))
+        self.assertFalse(self.dir.exists())
+
+
 if __name__ == "__main__":
     unittest.main()
