@@ -22,6 +22,7 @@ from typing import Any, Callable
 from . import bisect, bisectjob, cache, campaign, caserun, diff, errors, initramfs, jsonout, \
     failnth, kcidb, paths, pipeline, pointing, proc, profiles, remote, reports, settings, \
     sweep, sweephtml, sweeptable, usbdevices
+from . import ccachestats
 from .errors import HarnessError
 from .pipeline import VariantSpec
 from .progress import Progress, fmt_duration
@@ -115,6 +116,14 @@ def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = T
                         "with --tree the detector and kunit fragments are left out too unless "
                         "--fragment is given)")
     g.add_argument("-j", "--jobs", type=int, help="make -j (default: number of CPUs)")
+    g.add_argument(ccachestats.FLAG, dest="ccache_remote", metavar="URL",
+                   help="share compiled objects with other machines (a campaign's workers) "
+                        "through ccache's remote storage: redis://HOST[:PORT], "
+                        "redis+unix:/SOCKET, http://HOST[:PORT]/PATH or file:/DIR, given to "
+                        "ccache as CCACHE_REMOTE_STORAGE; not part of the variant key "
+                        f"(default ${ccachestats.ENV}; without either, a CCACHE_REMOTE_STORAGE "
+                        "of your environment is used as it is).  The build's ccache hits and "
+                        "misses are in its JSON (ccache)")
     g.add_argument("--force", action="store_true", help="rebuild even when cached")
 
 
@@ -170,6 +179,7 @@ def output_group(p) -> None:
 
 
 def variant_spec(a, *, series_: bool = True) -> VariantSpec:
+    ccachestats.set_flag(getattr(a, "ccache_remote", None))     # every build of this process
     return VariantSpec(kernel=getattr(a, "kernel", None), tree=a.tree,
                        series=tuple(a.series) if series_ else (),
                        prefix=a.prefix if series_ else None, fragments=tuple(a.fragment),
