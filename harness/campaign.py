@@ -190,7 +190,7 @@ def _job_name(device: str) -> str:
 
 
 def plan_sweep(p: SweepPlan) -> Campaign:
-    cat = catalogue.load(paths.in_checkout(p.catalogue) if p.catalogue else None)
+    cat = catalogue.load(p.catalogue)
     chosen = cat.select(list(p.devices))
     extra = list(p.extra)
     if p.catalogue:

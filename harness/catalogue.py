@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
 from .errors import EnvError, InputError
-from .paths import FRAGMENTS
+from .paths import FRAGMENTS, in_checkout
 
 FORMAT = 1
 PATH = FRAGMENTS / "sweep" / "catalogue.toml"
@@ -215,7 +215,8 @@ def parse(text: str, path: Path) -> Catalogue:
 
 
 def load(path: Path | None = None) -> Catalogue:
-    p = Path(path) if path else PATH
+    # a sweep campaign's job names an in-tree catalogue by its checkout path
+    p = in_checkout(Path(path)) if path else PATH
     try:
         text = p.read_text()
     except OSError as e:
