@@ -574,9 +574,16 @@ def run_local(c: Campaign, jobs: int, progress, pin: bool = False) -> int:
     env = dict(os.environ, PATH=f"{paths.REPO}{os.pathsep}{os.environ.get('PATH', '')}")
     progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run, {jobs} at a time "
                   f"(GNU parallel, joblog {c.folder / JOBLOG})")
-    # the jobs' own output is progress: stderr (stdout stays the campaign's).
-    # GNU parallel in a session of its own, dying with us; on Ctrl-C or an
-    # error it gets SIGTERM and stops its jobs (each job stops its QEMU)
+    return _parallel(cmd, c, progress, env)
+
+
+def _parallel(cmd: list[str], c: Campaign, progress, env: dict | None = None) -> int:
+    """Run GNU parallel in the campaign folder; its exit.  The jobs' own
+    output is progress: stderr (stdout stays the campaign's).  GNU parallel
+    runs in a session of its own, dying with us; on Ctrl-C or an error it
+    and every process of its session are stopped (each job stops its QEMU;
+    a job's ssh that goes takes the remote job with it)."""
+    tidy_joblog(c.folder)
     p = proc.spawn(cmd, cwd=c.folder, env=env, stdin=subprocess.DEVNULL,
                    stdout=subprocess.DEVNULL if progress.quiet else sys.stderr.fileno())
     try:
@@ -584,6 +591,8 @@ def run_local(c: Campaign, jobs: int, progress, pin: bool = False) -> int:
     except BaseException:
         proc.stop_session(p, grace=30)
         raise
+    finally:
+        tidy_joblog(c.folder)
 
 
 def run_ssh(c: Campaign, hosts, per_host: int | None, progress, remote_dir: str,
@@ -599,20 +608,11 @@ def run_ssh(c: Campaign, hosts, per_host: int | None, progress, remote_dir: str,
     if prepare:
         remote.prepare(hosts, lay, c.folder, progress)
     cmd = remote.parallel_command(c.folder, hosts, lay, c.jobs, per_host)
-    tidy_joblog(c.folder)
     progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run on "
                   f"{', '.join(h.name for h in hosts)}"
                   + (f", {per_host} at a time each" if per_host else ", one per core each")
                   + f" (GNU parallel --sshlogin, joblog {c.folder / JOBLOG})")
-    p = proc.spawn(cmd, cwd=c.folder, stdin=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL if progress.quiet else sys.stderr.fileno())
-    try:
-        return p.wait()
-    except BaseException:
-        proc.stop_session(p, grace=30)
-        raise
-    finally:
-        tidy_joblog(c.folder)
+    return _parallel(cmd, c, progress)
 
 
 SLURM_JOB = "slurm/job"        # the array job last submitted, its id
