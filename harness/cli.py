@@ -863,11 +863,14 @@ def parser() -> argparse.ArgumentParser:
 
     co = sub.add_parser(
         "collect", help="merge a campaign's results: the case diff, missing and failed jobs",
-        description="Read a campaign folder's results (and GNU parallel's joblog when there "
-                    "is one) and print what the local command prints: the case's diff and "
-                    "verdict (exit 0 when it matches the case's expectation, 1 when not).  "
-                    "Jobs with no result, or a failed one, are listed by id, why and "
-                    "command, and nothing is merged until every job is back (exit 8).",
+        description="Read a campaign folder's results (and GNU parallel's joblog, Slurm's "
+                    "attempt files, when there are some) and print what the local command "
+                    "prints: a case's diff and verdict (exit 0 when it matches the case's "
+                    "expectation, 1 when not); a bisection's steps and culprit (0 found, 1 "
+                    "not); a sweep's sites table (0, or 1 when a boot failed).  Jobs with no "
+                    "result, or a failed one, are listed by id, why and command, and nothing "
+                    "is merged until every job is back (exit 8; for a bisection: the runs its "
+                    "next step needs).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     co.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
     co.add_argument("--junit", type=Path, metavar="FILE",
