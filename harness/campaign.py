@@ -82,9 +82,7 @@ class CasePlan:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
+    _write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def plan_case(p: CasePlan) -> Campaign:

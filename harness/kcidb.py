@@ -187,22 +187,13 @@ def run_status(s: JobState) -> tuple[Optional[str], str]:
     return "MISS", s.why
 
 
-def _joblog_starts(col: Collected) -> dict[int, float]:
-    """GNU parallel's Starttime (epoch seconds) of each job's last attempt, by Seq."""
-    out: dict[int, float] = {}
-    f = col.campaign.folder / "joblog"
+def _start(s: JobState) -> float | None:
+    """When the job's last attempt started (epoch seconds), as the joblog or
+    a Slurm task's attempt file says (campaign.attempts)."""
     try:
-        lines = f.read_text(errors="replace").splitlines()
-    except OSError:
-        return out
-    for ln in lines[1:]:
-        w = ln.split("\t")
-        if len(w) >= 9 and w[0].strip().isdigit():
-            try:
-                out[int(w[0])] = float(w[2])
-            except ValueError:
-                pass
-    return out
+        return float((s.attempt or {}).get("start") or "")
+    except ValueError:
+        return None
 
 
 def _iso(epoch: float) -> str:
@@ -328,8 +319,6 @@ def export(col: Collected, origin: str = ORIGIN) -> dict:
     camp = campaign_id(col)
     case = str(col.campaign.about.get("case") or col.campaign.folder.name)
     doc = _Doc(origin, camp)
-    seq = {j.id: k for k, j in enumerate(col.campaign.jobs, 1)}
-    starts = _joblog_starts(col)
 
     # first the kernels the results name, then a test per job: a job that
     # names none (missing, failed early) goes with its variant's kernel
@@ -371,8 +360,8 @@ def export(col: Collected, origin: str = ORIGIN) -> dict:
                 "comment": f"{case} {variant} run {run if run is not None else '?'}: {why}"}
         if status is not None:
             test["status"] = status
-        if s.job.id in seq and seq[s.job.id] in starts and s.attempt is not None:
-            test["start_time"] = _iso(starts[seq[s.job.id]])
+        if _start(s) is not None:
+            test["start_time"] = _iso(_start(s))
         if s.attempt is not None:
             test["duration"] = s.seconds
             if s.attempt.get("host"):
