@@ -20,13 +20,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from . import agentresult, bisect, camera, errors, failnth, fragments, initramfs, insnprof, \
-    jsonout, kernel, kunit, paths, proc, profiles, qemu, reports, series, usbdevices, \
-    usbhost
-from .checkout import Checkout, open_checkout
+from .devices import agentresult, camera, usbdevices, usbhost
+from .checks import bisect
+from . import errors, jsonout, paths, proc
+from .reports import failnth, engine
+from .kernel import fragments, kbuild, profiles, series
+from .boot import initramfs, insnprof, kunit, qemu
+from .kernel.checkout import Checkout, open_checkout
 from .errors import HarnessError
 from .progress import Progress
-from .settings import BootSettings, FloodSettings
+from .boot.settings import BootSettings, FloodSettings
 
 
 # --- which kernel ------------------------------------------------------------------
@@ -63,15 +66,15 @@ class Target:
             return self.version + suffix
         return f"git-{self.version}-{self.checkout.short}{suffix}"
 
-    def variant(self, extra: Sequence[series.Patch] = ()) -> kernel.AnyVariant:
+    def variant(self, extra: Sequence[series.Patch] = ()) -> kbuild.AnyVariant:
         """The kernel with the spec's patches, then ``extra`` (a case's, a bisection prefix's)."""
         patches = tuple(self.profile.patches(self.version)) + self.patches + tuple(extra)
         if self.checkout is not None:
-            return kernel.tree_variant(self.checkout, patches, self.frags,
+            return kbuild.tree_variant(self.checkout, patches, self.frags,
                                        detector=self.spec.base_series,
                                        fragments_given=bool(self.spec.fragments))
         base = tuple(series.variant_patches(self.version, with_base=self.spec.base_series))
-        return kernel.Variant(self.version, base + patches, self.frags)
+        return kbuild.Variant(self.version, base + patches, self.frags)
 
     def to_json(self) -> dict:
         out = {"kernel": self.version, "profile": self.profile.name}
@@ -99,9 +102,9 @@ def target(spec: VariantSpec) -> Target:
         version = checkout.version
     else:
         version = spec.kernel or "6.1"
-        if version not in kernel.SUPPORTED:
+        if version not in kbuild.SUPPORTED:
             raise errors.InputError(f"kernel version {version!r} is not supported "
-                                    f"(choose one of {', '.join(kernel.SUPPORTED)})")
+                                    f"(choose one of {', '.join(kbuild.SUPPORTED)})")
     patches: list[series.Patch] = []
     for s in spec.series:
         patches.extend(series.parse_series(paths.in_checkout(s)))
@@ -119,9 +122,9 @@ def target(spec: VariantSpec) -> Target:
     return Target(version, checkout, spec, frags, tuple(patches), prof)
 
 
-def build(t: Target, *, progress: Progress) -> kernel.BuildResult:
+def build(t: Target, *, progress: Progress) -> kbuild.BuildResult:
     """The target's kernel with the spec's patches, built or from the cache."""
-    return kernel.build(t.variant(), jobs=t.spec.jobs, progress=progress, force=t.spec.force)
+    return kbuild.build(t.variant(), jobs=t.spec.jobs, progress=progress, force=t.spec.force)
 
 
 # --- one boot ------------------------------------------------------------------------
@@ -137,7 +140,7 @@ def new_run_dir(label: str) -> Path:
 @dataclass(frozen=True)
 class BootJob:
     """One boot of a built kernel: what the init does, how QEMU runs."""
-    build: kernel.BuildResult
+    build: kbuild.BuildResult
     run_dir: Path
     guest: initramfs.RunConfig
     boot: BootSettings
@@ -150,7 +153,7 @@ class BootJob:
                                                 # (a sweep lists its consoles at the end)
 
 
-def _kunit_append(art: kernel.Artifacts, command: str) -> str:
+def _kunit_append(art: kbuild.Artifacts, command: str) -> str:
     """Built-in KUnit suites run at every boot unless told not to."""
     config = art.config.read_text() if art.config.is_file() else ""
     if command != "kunit" and "CONFIG_KUNIT=y" in config.splitlines():
@@ -158,7 +161,7 @@ def _kunit_append(art: kernel.Artifacts, command: str) -> str:
     return ""
 
 
-def initrd_for(art: kernel.Artifacts, cfg: initramfs.RunConfig, run_dir: Path) -> Path:
+def initrd_for(art: kbuild.Artifacts, cfg: initramfs.RunConfig, run_dir: Path) -> Path:
     agent = initramfs.guest_tools(cfg)
     if cfg.workload == "agent" and agent is None:
         raise errors.BuildError("the agent workload needs harness/guest/Makefile to build the agent")
@@ -197,7 +200,7 @@ def boot(job: BootJob, progress: Progress, *, on_retry=None, stop_when=None,
             initrd.unlink(missing_ok=True)
 
 
-def insn_profile(boot_: BootSettings, art: kernel.Artifacts, run_dir: Path,
+def insn_profile(boot_: BootSettings, art: kbuild.Artifacts, run_dir: Path,
                  result: qemu.BootResult) -> dict:
     """The boot's instruction profile by function, for the JSON payload ({} when off)."""
     if not boot_.insn_profile:
@@ -209,7 +212,7 @@ def insn_profile(boot_: BootSettings, art: kernel.Artifacts, run_dir: Path,
 
 @dataclass(frozen=True)
 class FloodJob:
-    build: kernel.BuildResult
+    build: kbuild.BuildResult
     run_dir: Path
     boot: BootSettings
     flood: FloodSettings
@@ -219,7 +222,7 @@ class FloodJob:
 
 @dataclass
 class FloodRun:
-    build: kernel.BuildResult
+    build: kbuild.BuildResult
     result: qemu.BootResult
     agent: dict | None
     summary: dict
@@ -252,7 +255,7 @@ FAIL_NTH_NEEDS = ("CONFIG_FAULT_INJECTION=y", "CONFIG_FAILSLAB=y", "CONFIG_FAIL_
 FAIL_NTH_STEP_S = 3.0       # time allowed per fail-nth step (a bind or unbind under TCG)
 
 
-def check_fail_nth(art: kernel.Artifacts) -> None:
+def check_fail_nth(art: kbuild.Artifacts) -> None:
     """--fail-nth needs fault injection in the kernel: say so before booting."""
     config = art.config.read_text().splitlines() if art.config.is_file() else []
     missing = [o.split("=")[0] for o in FAIL_NTH_NEEDS if o not in config]
@@ -400,7 +403,7 @@ def check_flood(fr: FloodRun) -> None:
 def classify_run(fr: FloodRun, matcher: bisect.Matcher) -> bisect.RunOutcome:
     """A flood run as bisection evidence: hit, clean, failed or infra."""
     text = fr.result.console.read_text(errors="replace") if fr.result.console.is_file() else ""
-    titles = matcher.matching([r.title for r in reports.parse(text)])
+    titles = matcher.matching([r.title for r in engine.parse(text)])
     where, wall = str(fr.run_dir), getattr(fr.result, "wall", 0.0)
     if titles:      # even from a run that then panicked: the signature was seen
         return bisect.RunOutcome(bisect.HIT, titles, where, wall)
@@ -435,28 +438,28 @@ class FloodRunner:
     to ``folder/<name_fmt>`` and are booted ``count`` at once.
     """
 
-    def __init__(self, variant_for: Callable[[int], kernel.AnyVariant], matcher: bisect.Matcher,
+    def __init__(self, variant_for: Callable[[int], kbuild.AnyVariant], matcher: bisect.Matcher,
                  boot_: BootSettings, flood: FloodSettings, folder: Path, progress: Progress, *,
                  jobs: int | None = None, force: bool = False, command: str = "bisect",
                  name_fmt: str = "p{prefix}-{n}"):
         self.variant_for, self.matcher = variant_for, matcher
         self.boot, self.flood, self.folder, self.prog = boot_, flood, folder, progress
         self.jobs, self.force, self.command, self.name_fmt = jobs, force, command, name_fmt
-        self.builds: dict[int, kernel.BuildResult] = {}     # given, or built by build()
+        self.builds: dict[int, kbuild.BuildResult] = {}     # given, or built by build()
 
     def key(self, prefix: int) -> str:
-        return kernel.variant_key(self.variant_for(prefix))
+        return kbuild.variant_key(self.variant_for(prefix))
 
     def build(self, prefix: int, need_tree: bool = False) -> Optional[str]:
         try:
-            self.builds[prefix] = kernel.build(self.variant_for(prefix), jobs=self.jobs,
+            self.builds[prefix] = kbuild.build(self.variant_for(prefix), jobs=self.jobs,
                                                progress=self.prog, force=self.force,
                                                need_tree=need_tree)
         except (errors.BuildError, errors.InputError) as e:
             return e.message.splitlines()[0]
         return None
 
-    def tree_for(self, prefix: int) -> kernel.BuildResult | None:
+    def tree_for(self, prefix: int) -> kbuild.BuildResult | None:
         """The build of a prefix with its work tree present (built again if pruned)."""
         self.build(prefix, need_tree=True)
         return self.builds.get(prefix)
@@ -499,7 +502,7 @@ class BootCommand:
 @dataclass
 class BootOutput:
     target: Target
-    build: kernel.BuildResult
+    build: kbuild.BuildResult
     run_dir: Path
     result: qemu.BootResult
     payload: dict
@@ -562,7 +565,7 @@ def bisect_run_job(req: RunRequest, signature: str, progress: Progress) -> dict:
     makes it.  Only a missing tool or a bad series is raised: the job failed."""
     matcher = bisect.Matcher(signature)
     t = target(req.variant)
-    key = kernel.variant_key(t.variant())
+    key = kbuild.variant_key(t.variant())
     try:
         res = build(t, progress=progress)
     except (errors.BuildError, errors.InputError) as e:     # FloodRunner.build's skip
@@ -580,7 +583,7 @@ def bisect_run_job(req: RunRequest, signature: str, progress: Progress) -> dict:
             "key": key, "bisect_run": out.to_json(), **t.to_json()}
 
 
-def build_command(spec: VariantSpec, progress: Progress) -> tuple[Target, kernel.BuildResult]:
+def build_command(spec: VariantSpec, progress: Progress) -> tuple[Target, kbuild.BuildResult]:
     """`build`: the target and its build (cached or made)."""
     t = target(spec)
     return t, build(t, progress=progress)

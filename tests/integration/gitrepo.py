@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Callable
 
-from harness import kernel, paths
+from harness.kernel import kbuild
+from harness import paths
 from harness.progress import Progress
 
 GIT_ID = ["-c", "user.name=dmaharness test", "-c", "user.email=test@dmaharness.invalid"]
@@ -30,8 +31,8 @@ def pristine_repo(version: str, name: str,
                   ) -> tuple[Path, list[str], Path]:
     """(repo, its commits in order, the pristine tree): one commit of the pristine
     tree, then whatever ``more(tmp, commits)`` commits (appending their ids)."""
-    src = kernel.find_source(version)
-    pristine = kernel.pristine_tree(src, Progress())
+    src = kbuild.find_source(version)
+    pristine = kbuild.pristine_tree(src, Progress())
     root = paths.sub("testrepos")
     repo = root / f"{name}-{src.deb_version}"
     done = repo / ".git" / "dmaharness-commits"

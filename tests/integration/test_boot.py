@@ -15,7 +15,7 @@ import time
 import unittest
 from pathlib import Path
 
-from harness import reports
+from harness.reports import engine
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, str(ROOT / "dmaharness")]
@@ -221,7 +221,7 @@ class CameraRun(unittest.TestCase):
         for bad in ("Failed to query", "Failed to set", "Failed to resubmit", "error -"):
             self.assertNotIn(bad, console, f"uvcvideo was not clean ({bad!r})")
         # the stock kernel's only reports are the detector's (README lists them)
-        kinds = {r.kind for r in reports.parse(console)}
+        kinds = {r.kind for r in engine.parse(console)}
         self.assertLessEqual(kinds, {"DETECTOR"}, kinds)
 
     def test_control_flood_6_1(self):

@@ -21,9 +21,10 @@ import unittest
 from collections import Counter
 from pathlib import Path
 
-from harness import diff, htmlreport, sweephtml
-from harness.case import load_case
-from harness.reports import parse
+from harness.checks import diff
+from harness.output import htmlreport, sweephtml
+from harness.checks.case import load_case
+from harness.reports.engine import parse
 from tests.unit.test_htmlreport import check
 from tests.unit.test_sweephtml import EVIL, payload, uvc_layout
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from sshd import LocalSshd  # noqa: E402
 from test_boot import CLI, ROOT, run  # noqa: E402
 
-from harness import kcidb  # noqa: E402
+from harness.campaign import kcidb  # noqa: E402
 
 CASE = ROOT / "patches" / "6.1" / "cases" / "uvc-status-buffer"
 EXIT_ENV = 3

@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import kernel
+from harness.kernel import kbuild
 from harness.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def with_trailing_space(text: str) -> str:
 
 class Checkpatch(unittest.TestCase):
     def check_version(self, version: str):
-        tree = kernel.pristine_tree(kernel.find_source(version), Progress(quiet=True))
+        tree = kbuild.pristine_tree(kbuild.find_source(version), Progress(quiet=True))
         patches = sorted((ROOT / "patches" / version).rglob("*.patch"))
         self.assertGreaterEqual(len(patches), 8, "detector (4) and seed case (4) patches expected")
         with tempfile.TemporaryDirectory() as d:

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import insnprof
+from harness.boot import insnprof
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, str(ROOT / "dmaharness")]

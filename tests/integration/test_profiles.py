@@ -23,7 +23,7 @@ import time
 import unittest
 from pathlib import Path
 
-from harness import reports
+from harness.reports import engine
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "profiles"
@@ -50,7 +50,7 @@ class Profiles:
                                               f"{r.stderr[-3000:]}")
         out = json.loads(r.stdout)
         console = Path(out["console"]).read_text(errors="replace")
-        return out, console, [x.title for x in reports.parse(console)]
+        return out, console, [x.title for x in engine.parse(console)]
 
     def stock_and_fixtures(self):
         """Stock and fixture kernels under the same run: flood, close/open cycles,

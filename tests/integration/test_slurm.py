@@ -23,7 +23,7 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).parent))
 from slurmcluster import OneNodeSlurm, SlurmClusterError, _alive  # noqa: E402
 
-from harness import slurm  # noqa: E402
+from harness.campaign import slurm  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

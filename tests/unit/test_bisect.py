@@ -7,8 +7,9 @@ import types
 import unittest
 from pathlib import Path
 
-from harness import bisect, pipeline
-from harness.bisect import BAD, CLEAN, FAILED, GOOD, HIT, INFRA, SKIP, Policy, RunOutcome
+from harness.checks import bisect
+from harness import pipeline
+from harness.checks.bisect import BAD, CLEAN, FAILED, GOOD, HIT, INFRA, SKIP, Policy, RunOutcome
 from harness.errors import InputError
 
 

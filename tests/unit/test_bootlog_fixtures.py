@@ -3,7 +3,7 @@
 import unittest
 from pathlib import Path
 
-from harness import bootlog, qemu
+from harness.boot import bootlog, qemu
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "boot"
 

@@ -10,7 +10,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import cache, cli, kernel, paths
+from harness.kernel import cache, kbuild
+from harness import cli, paths
 
 
 class Prune(unittest.TestCase):
@@ -94,23 +95,23 @@ class Prune(unittest.TestCase):
 
     def test_build_hit_needs_the_tree_only_when_asked(self):
         """A pruned variant's build is a hit for boots, and is built again for file:line."""
-        src = kernel.Source("6.1", "6.1.1-1", Path("/nonexistent.tar.xz"))
-        variant = kernel.Variant("6.1", (), ())
-        with mock.patch.object(kernel, "find_source", return_value=src), \
-                mock.patch.object(kernel, "compiler_version", return_value="gcc 12"):
+        src = kbuild.Source("6.1", "6.1.1-1", Path("/nonexistent.tar.xz"))
+        variant = kbuild.Variant("6.1", (), ())
+        with mock.patch.object(kbuild, "find_source", return_value=src), \
+                mock.patch.object(kbuild, "compiler_version", return_value="gcc 12"):
             key = variant.key(src)
             meta = self.base / "artifacts" / key / "meta.json"
             meta.parent.mkdir(parents=True)
             meta.write_text("{}")
             os.utime(meta, (self.now - 3600,) * 2)
-            self.assertTrue(kernel.build(variant).cached)
+            self.assertTrue(kbuild.build(variant).cached)
             self.assertGreater(meta.stat().st_mtime, self.now - 60)      # the hit is a use
-            with mock.patch.object(kernel, "check_tools", side_effect=RuntimeError("builds")):
+            with mock.patch.object(kbuild, "check_tools", side_effect=RuntimeError("builds")):
                 with self.assertRaisesRegex(RuntimeError, "builds"):
-                    kernel.build(variant, need_tree=True)
+                    kbuild.build(variant, need_tree=True)
                 (self.base / "work" / key / "_build").mkdir(parents=True)
                 (self.base / "work" / key / "_build" / "Makefile").write_text("")
-                self.assertTrue(kernel.build(variant, need_tree=True).cached)
+                self.assertTrue(kbuild.build(variant, need_tree=True).cached)
 
     def test_cli_json(self):
         self.tree("6.1-a", "6.1", 1)

@@ -3,7 +3,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import agentresult, camera, settings
+from harness.devices import agentresult, camera
+from harness.boot import settings
 from harness.errors import InputError
 
 

@@ -8,7 +8,10 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness import bisect, campaign, caserun, cli, diff, reports
+from harness.checks import bisect, caserun, diff
+from harness.campaign import campaign
+from harness import cli
+from harness.reports import engine
 from harness.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +31,7 @@ DETECTOR = """\
 
 def signatures(*frames: str) -> list[dict]:
     text = "".join(DETECTOR.replace("{frame}", f) for f in frames)
-    return [s.to_json_full() for s in reports.fold(reports.parse(text))]
+    return [s.to_json_full() for s in engine.fold(engine.parse(text))]
 
 
 class Plan(unittest.TestCase):

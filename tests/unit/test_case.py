@@ -5,8 +5,8 @@ import textwrap
 import unittest
 from pathlib import Path
 
-from harness import settings
-from harness.case import load_case
+from harness.boot import settings
+from harness.checks.case import load_case
 from harness.errors import InputError
 
 GOOD = """\

@@ -11,11 +11,12 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import ccachestats, cli, errors, fragments, kernel
+from harness.kernel import ccachestats, fragments, kbuild
+from harness import cli, errors
 from harness.errors import InputError
 from harness.progress import Progress
 
-SRC = kernel.Source("6.1", "6.1.192-3", Path("/usr/src/linux-source-6.1.tar.xz"))
+SRC = kbuild.Source("6.1", "6.1.192-3", Path("/usr/src/linux-source-6.1.tar.xz"))
 
 # `ccache --print-stats` of ccache 4.7.5 (Debian 12), captured on a worker's own
 # cache folder before and after a "build" of five files against a redis+unix
@@ -226,7 +227,7 @@ class CommandLine(unittest.TestCase):
 
     def test_a_bad_url_exits_4_before_any_build(self):
         self.addCleanup(signal.signal, signal.SIGTERM, signal.getsignal(signal.SIGTERM))
-        with mock.patch.object(kernel, "build", side_effect=AssertionError("built")), \
+        with mock.patch.object(kbuild, "build", side_effect=AssertionError("built")), \
                 mock.patch("sys.stderr"), mock.patch("sys.stdout"):
             self.assertEqual(cli.main(["build", "--ccache-remote", "bogus://x", "-q"]),
                              errors.EXIT_INPUT)
@@ -251,7 +252,7 @@ class MakeEnv(unittest.TestCase):
         self.addCleanup(ccachestats.set_flag, None, {})
 
     def env(self, **extra):
-        return kernel.make_env({"PATH": "/usr/bin", **extra})
+        return kbuild.make_env({"PATH": "/usr/bin", **extra})
 
     def test_the_flag_becomes_ccache_remote_storage(self):
         ccachestats.set_flag("redis://127.0.0.1:6379", {})
@@ -293,8 +294,8 @@ class MakeEnv(unittest.TestCase):
 
         log = open(Path(self.tmp.name) / "build.log", "w")
         self.addCleanup(log.close)
-        with mock.patch.object(kernel.proc, "spawn", spawn):
-            steps = kernel._make(Path(self.tmp.name), ["bzImage"], log, Progress(quiet=True),
+        with mock.patch.object(kbuild.proc, "spawn", spawn):
+            steps = kbuild._make(Path(self.tmp.name), ["bzImage"], log, Progress(quiet=True),
                                  "build 6.1", None)
         self.assertEqual(steps, 2)
         self.assertIn("CC=ccache gcc", seen["cmd"])
@@ -307,7 +308,7 @@ class Key(unittest.TestCase):
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
         (Path(self.tmp.name) / "a.config").write_text("CONFIG_A=y\n")
-        for patcher in (mock.patch.object(kernel, "compiler_version", return_value="gcc 12"),
+        for patcher in (mock.patch.object(kbuild, "compiler_version", return_value="gcc 12"),
                         mock.patch.dict(os.environ)):
             patcher.start()
             self.addCleanup(patcher.stop)
@@ -315,7 +316,7 @@ class Key(unittest.TestCase):
         os.environ.pop("DMAHARNESS_CCACHE_REMOTE", None)
 
     def test_the_remote_storage_is_not_part_of_the_key(self):
-        v = kernel.Variant("6.1", (), (fragments.parse_fragment(Path(self.tmp.name) / "a.config"),))
+        v = kbuild.Variant("6.1", (), (fragments.parse_fragment(Path(self.tmp.name) / "a.config"),))
         plain = v.key(SRC)
         ccachestats.set_flag("redis://h:6379")
         self.assertEqual(v.key(SRC), plain)
@@ -381,10 +382,10 @@ class Stats(unittest.TestCase):
         self.assertIn("remote_storage_hit", s)
 
     def test_the_build_result_carries_them(self):
-        art = kernel.Artifacts("6.1-x", Path("/nowhere"))
+        art = kbuild.Artifacts("6.1-x", Path("/nowhere"))
         fig = {"local_hits": 1, "remote_hits": 2, "misses": 3, "remote": None}
-        self.assertEqual(kernel.BuildResult(art, False, 1.0, None, 5, fig).to_json()["ccache"], fig)
-        self.assertIsNone(kernel.BuildResult(art, True, 0.0).to_json()["ccache"])
+        self.assertEqual(kbuild.BuildResult(art, False, 1.0, None, 5, fig).to_json()["ccache"], fig)
+        self.assertIsNone(kbuild.BuildResult(art, True, 0.0).to_json()["ccache"])
 
 
 if __name__ == "__main__":

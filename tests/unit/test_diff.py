@@ -8,9 +8,9 @@ import re
 import unittest
 from pathlib import Path
 
-from harness import diff
-from harness.case import CaseVariant, load_case
-from harness.reports import Report, fold
+from harness.checks import diff
+from harness.checks.case import CaseVariant, load_case
+from harness.reports.engine import Report, fold
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "diff"
 SHARE = "DMA-API: mapping shares a cache line with CPU-owned data in uvc_status_start"
@@ -264,7 +264,7 @@ class LayoutOutput(unittest.TestCase):
     """A row's structure layout (harness.layout) in text and JSON."""
 
     def test_text_and_json(self):
-        from harness import layout
+        from harness.reports import layout
         from tests.unit.test_layout import SHARING, pahole_structs
         rep = Report("DETECTOR", "DMA-API: x in uvc_v4l2_open", "uvc_v4l2_open", [], [SHARING], 1)
         d = diff.diff_runs([[rep]], [[]])

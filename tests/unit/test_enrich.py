@@ -8,8 +8,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import diff, enrich, layout, symbolize
-from harness.reports import Report, parse
+from harness.checks import diff, enrich
+from harness.reports import layout
+from harness.kernel import symbolize
+from harness.reports.engine import Report, parse
 from tests.unit.test_layout import pahole_structs
 from tests.unit.test_symbolize import HAVE_TOOLS, SECOND, _sizes, build_artifacts
 

@@ -9,7 +9,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import failnth
+from harness.reports import failnth
+from harness.cli import logcli
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "failnth"
 LOG_61 = FIXTURES / "6.1-uvcvideo-probe-disconnect.log"
@@ -325,7 +326,7 @@ class Command(unittest.TestCase):
     def run_main(self, argv):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = failnth.main(argv)
+            code = logcli.failnth_main(argv)
         return code, out.getvalue(), err.getvalue()
 
     def test_exit_codes(self):

@@ -2,7 +2,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import fragments
+from harness.kernel import fragments
 from harness.errors import InputError
 
 
@@ -154,7 +154,7 @@ class Explain(unittest.TestCase):
             self.assertIn("bad.config" + line, cm.exception.message)
 
     def test_shipped_usb_profiles_fragment_serves_6_1(self):
-        from harness import usbdevices
+        from harness.devices import usbdevices
         frag = fragments.parse_fragment(usbdevices.FRAGMENT)
         self.assertIn("CONFIG_HID_SUPPORT", frag.where_defined)
         self.assertEqual(dict(frag.options)["CONFIG_HID_SUPPORT"], "y")

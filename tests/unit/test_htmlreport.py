@@ -4,8 +4,9 @@ import unittest
 from html.parser import HTMLParser
 from pathlib import Path
 
-from harness import diff, htmlreport
-from harness.reports import parse
+from harness.checks import diff
+from harness.output import htmlreport
+from harness.reports.engine import parse
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "diff"
 VOID = {"meta", "br", "hr", "img", "input", "link", "rect", "line", "polyline", "path",
@@ -100,7 +101,7 @@ class HtmlTest(unittest.TestCase):
         self.assertNotIn("href=", page)
 
     def test_layout_section(self):
-        from harness import layout
+        from harness.reports import layout
         from tests.unit.test_layout import SHARING, pahole_structs
         f = layout.parse_facts(SHARING)
         cand, best = layout.choose(pahole_structs(), f)

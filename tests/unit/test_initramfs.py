@@ -7,9 +7,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import initramfs
+from harness.boot import initramfs
 from harness.errors import BuildError, InputError
-from harness.kernel import Artifacts
+from harness.kernel.kbuild import Artifacts
 
 # the guest's shell when the host has it, else the host's sh
 GUEST_SH = ["/bin/busybox", "sh"] if Path("/bin/busybox").is_file() else ["sh"]

@@ -8,7 +8,8 @@ from unittest import mock
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness import cli, errors, initramfs, insnprof, pipeline, settings
+from harness import cli, errors, pipeline
+from harness.boot import initramfs, insnprof, settings
 
 SYSTEM_MAP = """\
 0000000000000000 D __per_cpu_start

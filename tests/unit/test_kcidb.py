@@ -18,7 +18,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import campaign, kcidb
+from harness.campaign import campaign, kcidb
 from tests.unit.test_campaign import CASE, signatures
 
 # --- the schema, v4.5 ----------------------------------------------------------------

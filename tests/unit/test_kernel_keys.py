@@ -3,10 +3,10 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import fragments, kernel, series
+from harness.kernel import fragments, kbuild, series
 from harness.errors import InputError
 
-SRC = kernel.Source("6.1", "6.1.192-3", Path("/usr/src/linux-source-6.1.tar.xz"))
+SRC = kbuild.Source("6.1", "6.1.192-3", Path("/usr/src/linux-source-6.1.tar.xz"))
 
 
 class Keys(unittest.TestCase):
@@ -21,7 +21,7 @@ class Keys(unittest.TestCase):
         self.frags = (fragments.parse_fragment(d / "a.config"), fragments.parse_fragment(d / "b.config"))
         self.p1 = series.Patch(d / "1.patch")
         self.p2 = series.Patch(d / "2.patch")
-        patcher = mock.patch.object(kernel, "compiler_version", return_value="gcc (Debian 12.2.0) 12.2.0")
+        patcher = mock.patch.object(kbuild, "compiler_version", return_value="gcc (Debian 12.2.0) 12.2.0")
         patcher.start()
         self.addCleanup(patcher.stop)
 
@@ -29,7 +29,7 @@ class Keys(unittest.TestCase):
         self.tmp.cleanup()
 
     def key(self, patches=None, frags=None, src=SRC):
-        return kernel.Variant("6.1", tuple(patches if patches is not None else [self.p1]),
+        return kbuild.Variant("6.1", tuple(patches if patches is not None else [self.p1]),
                               tuple(frags or self.frags)).key(src)
 
     def test_stable(self):
@@ -58,18 +58,18 @@ class Keys(unittest.TestCase):
         (self.d / "b.config").write_text("CONFIG_B=m\n")
         frags = (self.frags[0], fragments.parse_fragment(self.d / "b.config"))
         self.assertNotEqual(k, self.key(frags=frags))
-        self.assertNotEqual(k, self.key(src=kernel.Source("6.1", "6.1.193-1", SRC.tarball)))
+        self.assertNotEqual(k, self.key(src=kbuild.Source("6.1", "6.1.193-1", SRC.tarball)))
 
     def test_compiler_matters(self):
         k = self.key()
-        with mock.patch.object(kernel, "compiler_version", return_value="gcc 13"):
+        with mock.patch.object(kbuild, "compiler_version", return_value="gcc 13"):
             self.assertNotEqual(k, self.key())
 
     def test_key_material_is_pinned(self):
-        """Refactors of kernel.py must not change existing variant keys (cache hits)."""
+        """Refactors of kbuild.py must not change existing variant keys (cache hits)."""
         import hashlib
         import json
-        m = kernel.Variant("6.1", (self.p1,), (self.frags[0],)).key_material(SRC)
+        m = kbuild.Variant("6.1", (self.p1,), (self.frags[0],)).key_material(SRC)
         self.assertEqual(sorted(m), ["arch", "cc", "deb_version", "format", "fragments",
                                      "patches", "version"])
         # the patch's name is its temporary path: pin everything else
@@ -79,7 +79,7 @@ class Keys(unittest.TestCase):
 
     def test_unsupported_version(self):
         with self.assertRaises(InputError):
-            kernel.Variant("5.10", (), self.frags)
+            kbuild.Variant("5.10", (), self.frags)
 
 
 class Trees(unittest.TestCase):
@@ -102,7 +102,7 @@ class Trees(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_patch_applies_without_touching_pristine(self):
-        kernel.make_tree(self.pristine, self.d / "t", (series.Patch(self.d / "good.patch"),))
+        kbuild.make_tree(self.pristine, self.d / "t", (series.Patch(self.d / "good.patch"),))
         self.assertEqual((self.d / "t" / "x").read_text(), "b\n")
         self.assertEqual((self.pristine / "x").read_text(), "a\n")
         # untouched files stay hard links of the pristine tree
@@ -111,7 +111,7 @@ class Trees(unittest.TestCase):
 
     def test_failing_patch_names_hunk_and_leaves_nothing(self):
         with self.assertRaises(InputError) as cm:
-            kernel.make_tree(self.pristine, self.d / "t",
+            kbuild.make_tree(self.pristine, self.d / "t",
                              (series.Patch(self.d / "good.patch"), series.Patch(self.d / "bad.patch")))
         msg = cm.exception.message
         self.assertIn("bad.patch", msg)
@@ -149,9 +149,9 @@ class SeedTimestamps(unittest.TestCase):
             (d / "seed.json").write_text(json.dumps({"touched": [["header.h"], ["driver.c"]]}))
             (d / "p1.patch").write_text("--- a/header.h\n+++ b/header.h\n@@ -0,0 +1 @@\n+x\n")
             (d / "p2.patch").write_text("--- a/driver.c\n+++ b/driver.c\n@@ -0,0 +1 @@\n+x\n")
-            v = kernel.Variant("6.1", (series.Patch(d / "p1.patch"), series.Patch(d / "p2.patch")), ())
+            v = kbuild.Variant("6.1", (series.Patch(d / "p1.patch"), series.Patch(d / "p2.patch")), ())
             before = time.time()
-            differ = kernel._align_timestamps(seed, ours, v)
+            differ = kbuild._align_timestamps(seed, ours, v)
             self.assertEqual(differ, ["driver.c"])
             self.assertAlmostEqual((ours / "header.h").stat().st_mtime, old, delta=1)
             self.assertGreaterEqual((ours / "driver.c").stat().st_mtime, before - 1)

@@ -1,6 +1,6 @@
 import unittest
 
-from harness import kunit
+from harness.boot import kunit
 
 LOG = """\
 [    0.000000] Linux version 6.1.192

@@ -7,8 +7,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import layout, recompile
-from harness.reports import parse
+from harness.reports import layout
+from harness.kernel import recompile
+from harness.reports.engine import parse
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIX = ROOT / "tests" / "fixtures" / "layout"

@@ -11,7 +11,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import lsusb
+from harness.devices import lsusb
 
 FAKE_DEVICE = lsusb.REPO / "fake-device"
 FAKE_UVC = FAKE_DEVICE / "build" / "fake-uvc"
@@ -348,7 +348,7 @@ class Shipped(unittest.TestCase):
             self.assertEqual(lsusb.main([str(SRC / lsusb.SHIPPED["pl2303"].listing), "-o",
                                          str(dst), "--name", "my-pl2303"]), 0)
             self.assertIn("\nname my-pl2303\n", dst.read_text())
-        r = subprocess.run(["python3", "-m", "harness.lsusb", "--help"], cwd=lsusb.REPO,
+        r = subprocess.run(["python3", "-m", "harness.devices.lsusb", "--help"], cwd=lsusb.REPO,
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0)
         self.assertIn("synthesized", r.stdout)

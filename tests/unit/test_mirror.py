@@ -19,7 +19,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import bisect, bisectjob, checkout, cli, kernel, mirror, series
+from harness.checks import bisect, bisectjob
+from harness.kernel import checkout, kbuild, mirror, series
+from harness import cli
 from harness.errors import EnvError, InputError
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
@@ -298,21 +300,21 @@ class MirrorTest(MirrorFixture):
 
 
 class TreeBuildErrors(MirrorFixture):
-    """kernel.build of a checkout's variant up to make: which series applies, what fails."""
+    """kbuild.build of a checkout's variant up to make: which series applies, what fails."""
 
     def variant(self, candidates, extra=()):
         co = checkout.Checkout(Path(os.path.realpath(self.user)), "0" * 40, "", "6.5")
-        return kernel.TreeVariant(co, tuple((v, tuple(ps)) for v, ps in candidates),
+        return kbuild.TreeVariant(co, tuple((v, tuple(ps)) for v, ps in candidates),
                                   tuple(extra), ())
 
     def build(self, variant):
         with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(self.d / "cache")}), \
-                mock.patch.object(kernel, "compiler_version", return_value="gcc 12"), \
-                mock.patch.object(kernel, "check_tools"), \
-                mock.patch.object(kernel, "configure",
+                mock.patch.object(kbuild, "compiler_version", return_value="gcc 12"), \
+                mock.patch.object(kbuild, "check_tools"), \
+                mock.patch.object(kbuild, "configure",
                                   side_effect=InputError("CONFIG_X=y ended up not set")) as cfg:
             try:
-                kernel.build(variant, progress=mock.Mock())
+                kbuild.build(variant, progress=mock.Mock())
             except InputError as e:
                 return e, cfg
         self.fail("no error")
@@ -374,7 +376,7 @@ class ExitCodes(unittest.TestCase):
         git(self.repo, "add", "-A")
         git(self.repo, "commit", "-q", "-m", "x")
         for p in (mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(d / "cache")}),
-                  mock.patch.object(kernel, "compiler_version", return_value="gcc 12"),
+                  mock.patch.object(kbuild, "compiler_version", return_value="gcc 12"),
                   mock.patch.object(bisectjob.initramfs, "build_agent",
                                     return_value=Path("/bin/true"))):
             p.start()
@@ -388,7 +390,7 @@ class ExitCodes(unittest.TestCase):
         out, err = io.StringIO(), io.StringIO()
         built = mock.Mock(cached=True, to_json=lambda: {"key": "k"},
                           artifacts=mock.Mock(dir=Path("/nonexistent"), meta={}))
-        with mock.patch.object(bisectjob.kernel, "build", side_effect=build, return_value=built), \
+        with mock.patch.object(bisectjob.kbuild, "build", side_effect=build, return_value=built), \
                 mock.patch.object(bisectjob.FloodRunner, "run",
                                   return_value=[bisect.RunOutcome(bisect.CLEAN)] * 2), \
                 mock.patch.object(bisectjob.bisect, "decide", side_effect=run), \
@@ -427,7 +429,7 @@ class ExitCodes(unittest.TestCase):
         tree = ["--signature", "x", "--tree", str(self.repo)]
         cases = [
             (InputError("patch does not apply"), 125),          # the commit's fault: skip
-            (kernel.BuildError("x.c:1: error"), 125),
+            (kbuild.BuildError("x.c:1: error"), 125),
             (EnvError("`flex` is not installed"), cli.BR_ENV),
             (KeyboardInterrupt(), cli.BR_INTERRUPTED),
             (RuntimeError("a bug"), cli.BR_INTERNAL),
@@ -452,7 +454,7 @@ class ExitCodes(unittest.TestCase):
 
     def test_json_is_one_object(self):
         code, out, _ = self.main("--signature", "x", "--tree", str(self.repo), "--json",
-                                 build=kernel.BuildError("the kernel does not build",
+                                 build=kbuild.BuildError("the kernel does not build",
                                                          detail="x.c:1: error"))
         self.assertEqual(code, 125)
         d = json.loads(out)
@@ -463,18 +465,18 @@ class ExitCodes(unittest.TestCase):
 
     def test_key_depends_on_commit_dirty_state_and_detector(self):
         co = checkout.open_checkout(self.repo)
-        k = kernel.tree_variant(co).key()
+        k = kbuild.tree_variant(co).key()
         self.assertTrue(k.startswith(f"git-6.1-{co.commit[:12]}-"))
-        self.assertEqual(k, kernel.tree_variant(co).key())
+        self.assertEqual(k, kbuild.tree_variant(co).key())
         co2 = checkout.Checkout(co.path, co.commit, "abc", co.version)
-        self.assertNotEqual(k, kernel.tree_variant(co2).key())
-        frags = tuple(kernel.fragmod.resolve_fragments([]))
-        nd = kernel.tree_variant(co, (), frags, detector=False)
+        self.assertNotEqual(k, kbuild.tree_variant(co2).key())
+        frags = tuple(kbuild.fragmod.resolve_fragments([]))
+        nd = kbuild.tree_variant(co, (), frags, detector=False)
         self.assertNotEqual(k, nd.key())
         self.assertEqual(nd.candidates, ())
         self.assertNotIn("detector", [f.name for f in nd.fragments])
         self.assertNotIn("kunit", [f.name for f in nd.fragments])
-        self.assertIn("detector", [f.name for f in kernel.tree_variant(co, (), frags).fragments])
+        self.assertIn("detector", [f.name for f in kbuild.tree_variant(co, (), frags).fragments])
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import bisect, kernel, pointing, series
+from harness.checks import bisect, pointing
+from harness.kernel import kbuild, series
 from tests.unit.test_enrich import CONSOLE, FakeSymbolizer, FixtureFinder, registered
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -58,7 +59,7 @@ class PointAtCode(unittest.TestCase):
 
     def tree_for(self, prefix: int):
         self.asked.append(prefix)
-        return kernel.BuildResult(kernel.Artifacts(f"6.1-p{prefix}", self.art), True, 0.0)
+        return kbuild.BuildResult(kbuild.Artifacts(f"6.1-p{prefix}", self.art), True, 0.0)
 
     def point(self, res=None, *, finder=None, tree_for=None):
         res = res or self.result()

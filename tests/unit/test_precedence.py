@@ -14,7 +14,10 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import bisectjob, caserun, cli, kernel, pipeline, settings
+from harness.checks import bisectjob, caserun
+from harness import cli, pipeline
+from harness.kernel import kbuild
+from harness.boot import settings
 
 CASE = """\
 name = "prec"
@@ -59,9 +62,9 @@ class Precedence(unittest.TestCase):
         (self.d / "series").write_text("0001-x.patch\n")
         (self.d / "0001-x.patch").write_text("--- a/x\n+++ b/x\n")
         for p in (mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(self.d / "cache")}),
-                  mock.patch.object(kernel, "find_source",
-                                    return_value=kernel.Source("6.1", "6.1.0-test", Path("/x"))),
-                  mock.patch.object(kernel, "compiler_version", return_value="gcc 12")):
+                  mock.patch.object(kbuild, "find_source",
+                                    return_value=kbuild.Source("6.1", "6.1.0-test", Path("/x"))),
+                  mock.patch.object(kbuild, "compiler_version", return_value="gcc 12")):
             p.start()
             self.addCleanup(p.stop)
 
@@ -89,7 +92,7 @@ class Precedence(unittest.TestCase):
         def flood_once(job, progress, on_output=None):
             raise Captured(job.boot, job.flood)
 
-        with mock.patch.object(caserun.kernel, "build", side_effect=fake_build), \
+        with mock.patch.object(caserun.kbuild, "build", side_effect=fake_build), \
                 mock.patch.object(caserun, "flood_once", side_effect=flood_once), \
                 mock.patch.object(caserun.symbolize, "symbolizer"):
             self.check(self.main("run", "--kernel", "6.1", "--case", str(self.case),
@@ -116,7 +119,7 @@ class Precedence(unittest.TestCase):
         def fake_run(self_, prefix, first, count):
             raise Captured(self_.boot, self_.flood)
 
-        with mock.patch.object(bisectjob.kernel, "build", side_effect=fake_build), \
+        with mock.patch.object(bisectjob.kbuild, "build", side_effect=fake_build), \
                 mock.patch.object(bisectjob.initramfs, "build_agent", return_value=Path("/bin/true")), \
                 mock.patch.object(pipeline.FloodRunner, "run", fake_run):
             with self.assertRaises(Captured) as cm:

@@ -8,7 +8,10 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import caserun, cli, errors, fragments, kernel, pipeline, profiles, settings
+from harness.checks import caserun
+from harness import cli, errors, pipeline
+from harness.kernel import fragments, kbuild, profiles
+from harness.boot import settings
 
 CASE = """\
 name = "prof"
@@ -52,7 +55,7 @@ class Table(unittest.TestCase):
             self.assertNotIn("kasan", names)
             self.assertEqual(names[-1], name)
         # the race profile has its delay series for both kernels
-        for ver in kernel.SUPPORTED:
+        for ver in kbuild.SUPPORTED:
             self.assertTrue(profiles.get("race").patches(ver), ver)
 
     def test_unknown_profile(self):
@@ -123,7 +126,7 @@ class FailNthSetting(unittest.TestCase):
 class FailNthNeedsFaultInjection(unittest.TestCase):
     def test_refused_before_boot_without_fault_injection(self):
         with tempfile.TemporaryDirectory() as tmp:
-            art = kernel.Artifacts("6.1-x", Path(tmp))
+            art = kbuild.Artifacts("6.1-x", Path(tmp))
             (Path(tmp) / "config").write_text("CONFIG_KASAN=y\nCONFIG_FAULT_INJECTION=y\n")
             with self.assertRaises(errors.InputError) as cm:
                 pipeline.check_fail_nth(art)
@@ -150,14 +153,14 @@ class FailNthNeedsFaultInjection(unittest.TestCase):
 
 class Keys(unittest.TestCase):
     def setUp(self):
-        for p in (mock.patch.object(kernel, "find_source",
-                                    return_value=kernel.Source("6.1", "6.1.0-test", Path("/x"))),
-                  mock.patch.object(kernel, "compiler_version", return_value="gcc 12")):
+        for p in (mock.patch.object(kbuild, "find_source",
+                                    return_value=kbuild.Source("6.1", "6.1.0-test", Path("/x"))),
+                  mock.patch.object(kbuild, "compiler_version", return_value="gcc 12")):
             p.start()
             self.addCleanup(p.stop)
 
     def key(self, **kw):
-        return kernel.variant_key(pipeline.target(pipeline.VariantSpec(kernel="6.1", **kw)).variant())
+        return kbuild.variant_key(pipeline.target(pipeline.VariantSpec(kernel="6.1", **kw)).variant())
 
     def test_each_profile_is_its_own_variant(self):
         keys = {p: self.key(profile=p) for p in ("dma", "full", "fast", "race")}
@@ -185,7 +188,7 @@ class Keys(unittest.TestCase):
                     raise errors.BuildError("stop here")
 
                 with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(Path(tmp) / "c")}), \
-                        mock.patch.object(caserun.kernel, "build", side_effect=fake_build), \
+                        mock.patch.object(caserun.kbuild, "build", side_effect=fake_build), \
                         contextlib.redirect_stderr(io.StringIO()), \
                         contextlib.redirect_stdout(io.StringIO()):
                     code = cli.main(["run", "--kernel", "6.1", "--case", str(case), *extra])

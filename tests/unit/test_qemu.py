@@ -2,7 +2,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import bootlog, qemu
+from harness.boot import bootlog, qemu
 
 
 def _req(**kw):

@@ -8,7 +8,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
 
-from harness import bootlog, cli, initramfs, pipeline, qemu, settings
+from harness.boot import bootlog, initramfs, qemu, settings
+from harness import cli, pipeline
 
 
 class QemuOpts(unittest.TestCase):

@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import recompile, symbolize
+from harness.kernel import recompile, symbolize
 from tests.unit.test_layout import before_artifacts
 
 HAVE_TOOLS = all(shutil.which(t) for t in ("gcc", "nm", "ar"))
@@ -138,7 +138,7 @@ class BuiltTree(unittest.TestCase):
         self.assertIn("second", elf.syms)
         self.assertEqual(listing(self.build), before)       # nothing written in the build
         self.assertEqual(sorted(p.name for p in obj.parent.iterdir()), ["t.g.o"])
-        with mock.patch("harness.recompile.subprocess.run", side_effect=AssertionError):
+        with mock.patch("harness.kernel.recompile.subprocess.run", side_effect=AssertionError):
             self.assertEqual(recompile.compile_with_debug(self.art, "drivers/x/t.c",
                                                           scratch=self.scratch), obj)
 

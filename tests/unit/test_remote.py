@@ -10,7 +10,8 @@ import time
 import unittest
 from pathlib import Path
 
-from harness import campaign, paths, proc, remote
+from harness.campaign import campaign, remote
+from harness import paths, proc
 from harness.errors import InputError
 
 
@@ -117,7 +118,7 @@ class Joblog(unittest.TestCase):
 class CheckoutFiles(unittest.TestCase):
     def test_what_git_knows_travels(self):
         names = remote._checkout_files().split(b"\0")
-        self.assertIn(b"harness/remote.py", names)
+        self.assertIn(b"harness/campaign/remote.py", names)
         self.assertIn(b"Makefile", names)
         self.assertFalse([n for n in names if n.startswith(b".git/")])
         # build products are ignored by .gitignore: the host builds its own

@@ -10,15 +10,16 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import reports
-from harness.reports import Report, fold, parse
+from harness.reports import engine
+from harness.reports.engine import Report, fold, parse
+from harness.cli import logcli
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 
 
 def log(name: str) -> str:
     """A fixture's log, without its golden header."""
-    return reports.read_golden((FIXTURES / name).read_text(encoding="utf-8")).log
+    return engine.read_golden((FIXTURES / name).read_text(encoding="utf-8")).log
 
 
 def load(name: str) -> list[Report]:
@@ -1055,7 +1056,7 @@ class FoldAndOutput(unittest.TestCase):
     def run_main(self, argv: list[str]) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            rc = reports.main(argv)
+            rc = logcli.reports_main(argv)
         return rc, out.getvalue(), err.getvalue()
 
     def log_file(self, name: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import unittest
 from pathlib import Path
 
-from harness import report_rules, reports
+from harness.reports import rules, engine
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 
@@ -21,8 +21,8 @@ def golden_files() -> list[Path]:
     return sorted(LOGS.rglob("*.log"))
 
 
-def read(path: Path) -> reports.Golden:
-    return reports.read_golden(path.read_text(encoding="utf-8", errors="surrogateescape"))
+def read(path: Path) -> engine.Golden:
+    return engine.read_golden(path.read_text(encoding="utf-8", errors="surrogateescape"))
 
 
 class GoldenFiles(unittest.TestCase):
@@ -31,18 +31,18 @@ class GoldenFiles(unittest.TestCase):
         for path in golden_files():
             with self.subTest(log=str(path.relative_to(LOGS))):
                 g = read(path)
-                got = reports.golden_expected(reports.parse(g.log))
+                got = engine.golden_expected(engine.parse(g.log))
                 self.assertEqual(got, list(g.expected),
                                  "the parser's reports differ from the header; if the new ones "
                                  "are right, run tests/run.py --update and review git diff")
 
     def test_every_kind_of_the_table_has_a_golden_case(self):
         seen = {e.get("RULE") for path in golden_files() for e in read(path).expected}
-        missing = [r.name for r in report_rules.RULES if r.name not in seen]
-        self.assertEqual(missing, [], "rows of harness/report_rules.py without a golden file")
+        missing = [r.name for r in rules.RULES if r.name not in seen]
+        self.assertEqual(missing, [], "rows of harness/rules.py without a golden file")
 
     def test_headers_name_known_rows(self):
-        names = {r.name for r in report_rules.RULES}
+        names = {r.name for r in rules.RULES}
         for path in golden_files():
             for e in read(path).expected:
                 if "RULE" in e:
@@ -55,28 +55,28 @@ class GoldenFormat(unittest.TestCase):
     def test_read_syzkaller_style_file(self):
         text = ("TITLE: WARNING in foo\nALT: bad-access in foo\nTYPE: WARNING\nFRAME: foo\n"
                 "CORRUPTED: Y\nPANICKED: Y\n\n[ 1.0] line one\n[ 1.1] line two\n\nREPORT:\nfoo\n")
-        g = reports.read_golden(text)
+        g = engine.read_golden(text)
         self.assertEqual(g.expected, ({"TITLE": "WARNING in foo", "ALT": ["bad-access in foo"],
                                        "TYPE": "WARNING", "FRAME": "foo", "CORRUPTED": True,
                                        "PANICKED": True},))
         self.assertEqual(g.log, "[ 1.0] line one\n[ 1.1] line two\n")
 
     def test_empty_header_and_empty_title_mean_no_report(self):
-        self.assertEqual(reports.read_golden("\nlog\n"), reports.Golden((), (), "log\n"))
-        self.assertEqual(reports.read_golden("TITLE: \n\nlog\n").expected, ())
+        self.assertEqual(engine.read_golden("\nlog\n"), engine.Golden((), (), "log\n"))
+        self.assertEqual(engine.read_golden("TITLE: \n\nlog\n").expected, ())
 
     def test_comments_kept_and_unknown_fields_refused(self):
-        g = reports.read_golden("# a comment\n\nlog\n")
+        g = engine.read_golden("# a comment\n\nlog\n")
         self.assertEqual(g.comments, ("# a comment",))
         with self.assertRaises(ValueError):
-            reports.read_golden("TITEL: x\n\nlog\n")
+            engine.read_golden("TITEL: x\n\nlog\n")
 
     def test_header_round_trip(self):
-        reps = reports.parse(reports.read_golden(
+        reps = engine.parse(engine.read_golden(
             (LOGS / "oops-ubsan-kmemleak-panic.log").read_text(encoding="utf-8")).log)
-        header = reports.golden_header(reps, ["# c"])
-        g = reports.read_golden(header + "log\n")
-        self.assertEqual(list(g.expected), reports.golden_expected(reps))
+        header = engine.golden_header(reps, ["# c"])
+        g = engine.read_golden(header + "log\n")
+        self.assertEqual(list(g.expected), engine.golden_expected(reps))
         self.assertEqual(g.comments, ("# c",))
         self.assertEqual(len(g.expected), len(reps))
 

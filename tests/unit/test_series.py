@@ -2,7 +2,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import series
+from harness.kernel import series
 from harness.errors import InputError
 
 PATCH = """From: a <a@b>

@@ -10,7 +10,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import campaign, errors, slurm
+from harness.campaign import campaign, slurm
+from harness import errors
 
 JOBS = [
     """echo '{"ok": true}' > results/x.json""",                         # 1

@@ -6,7 +6,8 @@ import unittest
 from html.parser import HTMLParser
 from pathlib import Path
 
-from harness import layout, sweephtml
+from harness.reports import layout
+from harness.output import sweephtml
 from tests.unit.test_htmlreport import check
 from tests.unit.test_layout import SHARING, pahole_structs
 

@@ -10,8 +10,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import reports, symbolize
-from harness.reports import Report
+from harness.reports import engine
+from harness.kernel import symbolize
+from harness.reports.engine import Report
 
 SOURCE = """\
 /* test source for harness.symbolize */
@@ -175,7 +176,7 @@ class SymbolizeTest(unittest.TestCase):
             return real(cmd, *a, **kw)
 
         lines = [f"second+{off:#x}/{size:#x}" for off in range(1, size)]
-        with mock.patch("harness.symbolize.subprocess.run", counting):
+        with mock.patch("harness.kernel.symbolize.subprocess.run", counting):
             frames = s.symbolize(lines)
             again = s.symbolize(lines)       # cached: no new process
         self.assertEqual(len(calls), 1)
@@ -209,7 +210,7 @@ class SymbolizeTest(unittest.TestCase):
         s = self.sym(art)
         self.assertFalse(s.available)
         self.assertIn("no debug info", s.reason)
-        with mock.patch("harness.symbolize.subprocess.run", side_effect=AssertionError):
+        with mock.patch("harness.kernel.symbolize.subprocess.run", side_effect=AssertionError):
             a = s.symbolize(["second+0x4/0x20", "first+0x4/0x20 [fake_mod]"])
             s.symbolize(["second+0x4/0x20"])
         self.assertEqual([f.file for f in a], [None, None])
@@ -255,7 +256,7 @@ class RecompileRealTest(unittest.TestCase):
     def test_driver_frames_get_file_and_line(self):
         s = symbolize.Symbolizer(self.art, warn=lambda m: None)
         self.assertFalse(s.available)            # no debug info in the build
-        reps = {r.title: r for r in reports.parse(Path(self.console).read_text(errors="replace"))}
+        reps = {r.title: r for r in engine.parse(Path(self.console).read_text(errors="replace"))}
         rep = next(r for t, r in reps.items() if "in uvc_ctrl_status_event_work" in t
                    or "in uvc_v4l2_open" in t)
         frames = s.symbolize_report(rep)

@@ -5,7 +5,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import camera, settings, usbdevices
+from harness.devices import camera, usbdevices
+from harness.boot import settings
 from harness.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness import camera, usbdevices, usbhost
+from harness.devices import camera, usbdevices, usbhost
 from harness.errors import DeviceError, InputError
 
 PROFILES = Path(__file__).resolve().parents[2] / "fake-device" / "profiles"

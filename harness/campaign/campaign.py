@@ -1,0 +1,740 @@
+"""Campaigns: a piece of work as a list of independent dmaharness commands.
+
+`dmaharness plan case CASE` writes a campaign folder::
+
+    campaign.json   what the jobs are and how to merge them (versioned)
+    jobs.txt        one job a line: a plain `dmaharness ...` command that
+                    writes its --json result to results/<id>.json
+    case/           the case, copied (its patches are relative to it)
+    results/        what came back
+
+Every job line runs with the campaign folder as its working folder and
+`dmaharness` on PATH (the checkout's root), on any machine that has the
+checkout: here (`dmaharness campaign DIR --jobs N`, through GNU parallel),
+over ssh (GNU parallel's --sshlogin) or under Slurm.  A job that runs twice
+writes the same file; a result is written whole or not at all.
+
+`dmaharness collect DIR` merges whatever came back into what the local
+command gives (the case diff and its verdict), and lists every job that is
+missing or failed, by id and command; it never drops one silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from ..checks import bisect, caserun, diff, sweep, sweeptable
+from ..devices import catalogue
+from .. import errors, paths, proc
+from . import remote, slurm
+from ..reports import engine
+from ..kernel import series as series_mod
+from ..checks.case import load_case
+from ..errors import InputError
+
+CAMPAIGN_VERSION = 1
+KINDS = ("case", "bisect", "sweep")
+CAMPAIGN_FILE = "campaign.json"
+JOBS_FILE = "jobs.txt"
+JOBLOG = "joblog"
+TERMSEQ = remote.TERMSEQ
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    argv: tuple[str, ...]           # the dmaharness arguments
+    result: str                     # results/<id>.json, relative to the campaign folder
+
+    def line(self) -> str:
+        return shlex.join(("dmaharness",) + self.argv)
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "argv": list(self.argv), "result": self.result}
+
+
+@dataclass(frozen=True)
+class Campaign:
+    folder: Path
+    kind: str                       # "case"
+    jobs: tuple[Job, ...]
+    about: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"version": CAMPAIGN_VERSION, "kind": self.kind, **self.about,
+                "jobs": [j.to_json() for j in self.jobs]}
+
+
+@dataclass(frozen=True)
+class CasePlan:
+    """`plan case`: every run of every variant of a case, one job each."""
+    case: Path
+    runs: int
+    folder: Path
+    extra: tuple[str, ...] = ()     # more `run` arguments for every job (--kernel, --duration ...)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    _write_text(path, json.dumps(data, indent=1) + "\n")
+
+
+def plan_case(p: CasePlan) -> Campaign:
+    case = load_case(p.case)
+    if p.runs < 1:
+        raise InputError(f"--runs {p.runs}: at least 1")
+    folder = p.folder
+    if folder.exists() and any(folder.iterdir()):
+        raise InputError(f"{folder} is not empty: a campaign gets a folder of its own",
+                         path=str(folder))
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(case.folder, folder / "case")
+    (folder / "results").mkdir()
+    extra = list(p.extra)
+    # a case of the checkout is named by its path there (every worker has
+    # the checkout): its variants are the ones run --case builds, whose
+    # keys name the patches by that path; another case travels as the copy
+    try:
+        where = str(case.folder.resolve().relative_to(paths.REPO))
+    except ValueError:
+        where = "case"
+        ver = caserun.case_version(case)
+        if ver and "--kernel" not in extra and "--tree" not in extra:
+            extra = ["--kernel", ver] + extra      # the copy no longer sits in patches/<ver>/
+    jobs = []
+    for v in [case.before] + case.afters:
+        for r in range(1, p.runs + 1):
+            jid = f"{v.name}-{r}"
+            res = f"results/{jid}.json"
+            jobs.append(Job(jid, ("run", "--case", where, "--case-variant", v.name,
+                                  "--case-run", str(r), "--json-out", res, "-q", *extra), res))
+    c = Campaign(folder, "case", tuple(jobs),
+                 {"case": case.name, "case_folder": "case", "runs": p.runs,
+                  "variants": [v.name for v in [case.before] + case.afters],
+                  "source": str(case.folder), "job_case": where, "extra": extra,
+                  "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    _write_json(folder / CAMPAIGN_FILE, c.to_json())
+    (folder / JOBS_FILE).write_text("".join(j.line() + "\n" for j in jobs))
+    return c
+
+
+@dataclass(frozen=True)
+class BisectPlan:
+    """`plan bisect`: a bisection whose steps' runs are jobs.  The steps are
+    the local bisection's (bisect.bisect, the same policy); their runs are
+    appended to jobs.txt as the search needs them, `campaign` running each
+    step's runs on its engine and `collect` replaying the search."""
+    series: Path
+    signature: str
+    folder: Path
+    good: int | None = None
+    bad: int | None = None
+    policy: bisect.Policy = field(default_factory=bisect.Policy)
+    extra: tuple[str, ...] = ()
+
+
+def _new_folder(folder: Path) -> None:
+    if folder.exists() and any(folder.iterdir()):
+        raise InputError(f"{folder} is not empty: a campaign gets a folder of its own",
+                         path=str(folder))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results").mkdir()
+
+
+def plan_bisect(p: BisectPlan) -> Campaign:
+    bisect.Matcher(p.signature)                 # a bad regex: before any folder is made
+    spath = paths.in_checkout(p.series).resolve()
+    user = series_mod.parse_series(spath)
+    if not user:
+        raise InputError(f"series file {p.series} names no patch", path=str(p.series))
+    good = 0 if p.good is None else p.good
+    bad = len(user) if p.bad is None else p.bad
+    bisect.check(len(user), good, bad, p.policy)
+    try:
+        # named by its checkout path: every worker has it, and the prefixes'
+        # kernels are the local bisection's (their keys name patches so)
+        where = str(spath.relative_to(paths.REPO))
+    except ValueError:
+        raise InputError(f"--series {p.series}: a bisection campaign's series must be in "
+                         f"this checkout ({paths.REPO}), which every worker gets; copy it "
+                         "under patches/ or tests/fixtures/", path=str(p.series)) from None
+    _new_folder(p.folder)
+    c = Campaign(p.folder, "bisect", (),
+                 {"series": where, "patches": [x.name for x in user], "signature": p.signature,
+                  "good": good, "bad": bad, "policy": p.policy.to_json(),
+                  "extra": list(p.extra), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    _save(c)
+    return c
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """`plan sweep`: the boot without a device and each device of the
+    catalogue, one job each; collect folds the sites as `sweep` does."""
+    folder: Path
+    devices: tuple[str, ...] = ()
+    catalogue: Path | None = None
+    extra: tuple[str, ...] = ()
+
+
+def _job_name(device: str) -> str:
+    return "boot" if device == sweep.BOOT_DEVICE else device
+
+
+def plan_sweep(p: SweepPlan) -> Campaign:
+    cat = catalogue.load(p.catalogue)
+    chosen = cat.select(list(p.devices))
+    extra = list(p.extra)
+    if p.catalogue:
+        try:
+            name = str(paths.in_checkout(p.catalogue).resolve().relative_to(paths.REPO))
+        except ValueError:
+            raise InputError(f"--catalogue {p.catalogue}: a sweep campaign's catalogue must "
+                             f"be in this checkout ({paths.REPO}), which every worker gets",
+                             path=str(p.catalogue)) from None
+        extra = ["--catalogue", name] + extra
+    _new_folder(p.folder)
+    jobs = []
+    for dev in [sweep.BOOT_DEVICE] + [d.name for d in chosen]:
+        jid = _job_name(dev)
+        res = f"results/{jid}.json"
+        jobs.append(Job(jid, ("sweep", "--job", dev, "--json-out", res, "-q", *extra), res))
+    c = Campaign(p.folder, "sweep", tuple(jobs),
+                 {"catalogue": str(cat.path), "devices": [d.name for d in chosen],
+                  "extra": extra, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    _save(c)
+    return c
+
+
+@dataclass
+class SweepCollected:
+    runs: list                        # sweep.DeviceRun, consoles under DIR/consoles
+    table: sweeptable.Table
+    key: str                          # the sweep kernel's build key
+    layout: bool                      # its artifacts were here: layouts and file:line
+
+    @property
+    def ok(self) -> bool:
+        return not [r for r in self.runs if r.state == "failed"]
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "layout": self.layout,
+                "devices": [r.to_json() for r in self.runs], **self.table.to_json()}
+
+
+def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
+    """The jobs' consoles written under DIR/consoles, folded into sites; the
+    layouts when this machine has the sweep kernel's artifacts."""
+    cons = c.folder / "consoles"
+    cons.mkdir(exist_ok=True)
+    runs, keys = [], set()
+    for s in st:
+        d = s.result["device"]
+        keys.add(s.result["build"]["key"])
+        console = None
+        if s.result.get("console_text"):
+            console = cons / f"{s.job.id}.log"
+            _write_text(console, s.result["console_text"])
+        runs.append(sweep.DeviceRun(d["device"], d["class"], d["state"], d.get("reason") or "",
+                                    None, console, d.get("outcome") or "",
+                                    d.get("workload_status"), d.get("wall_seconds") or 0.0,
+                                    tuple(d.get("reports") or ())))
+    if len(keys) > 1:
+        raise InputError(f"{c.folder}: the jobs booted different kernels ({', '.join(sorted(keys))}"
+                         "): workers with different sources or compilers; sweep them apart")
+    key = keys.pop() if keys else ""
+    art = paths.sub("artifacts") / key if key else None
+    here = bool(art and (art / "vmlinux").is_file())
+    return SweepCollected(runs, sweeptable.fold(runs, art if here else None), key, here)
+
+
+def _save(c: Campaign) -> None:
+    _write_json(c.folder / CAMPAIGN_FILE, c.to_json())
+    _write_text(c.folder / JOBS_FILE, "".join(j.line() + "\n" for j in c.jobs))
+
+
+def bisect_job(c: Campaign, prefix: int, run: int) -> Job:
+    jid = f"p{prefix}-{run}"
+    res = f"results/{jid}.json"
+    return Job(jid, ("run", "--series", c.about["series"], "--prefix", str(prefix),
+                     "--bisect-signature", c.about["signature"], "--json-out", res, "-q",
+                     *c.about["extra"]), res)
+
+
+class NeedRuns(Exception):
+    """The bisection's next step needs runs that have no result yet."""
+
+    def __init__(self, jobs: list[Job]):
+        super().__init__(", ".join(j.id for j in jobs))
+        self.jobs = jobs
+
+
+class _Replay:
+    """bisect.Runner over a campaign's results: a run is its job's result;
+    a run without one stops the search (NeedRuns)."""
+
+    def __init__(self, c: Campaign, st: dict[str, "JobState"]):
+        self.c, self.st = c, st
+
+    def key(self, prefix: int) -> str:
+        return ""
+
+    def build(self, prefix: int):
+        return None                              # each job builds its prefix
+
+    def run(self, prefix: int, first: int, count: int) -> list[bisect.RunOutcome]:
+        jobs = [bisect_job(self.c, prefix, r) for r in range(first + 1, first + count + 1)]
+        missing = [j for j in jobs if j.id not in self.st or self.st[j.id].status != "done"]
+        if missing:
+            raise NeedRuns(missing)
+        return [bisect.RunOutcome.from_json(self.st[j.id].result["bisect_run"]) for j in jobs]
+
+
+def replay_bisect(c: Campaign, st: list["JobState"]) -> tuple[bisect.Result | None, list[Job]]:
+    """The bisection as far as the results take it: (the result, []) when it
+    is over, else (None, the jobs its next step needs)."""
+    a = c.about
+    try:
+        res = bisect.bisect(_Replay(c, {s.job.id: s for s in st}), len(a["patches"]),
+                            a["good"], a["bad"], bisect.Policy(**a["policy"]))
+    except NeedRuns as e:
+        return None, e.jobs
+    return res, []
+
+
+def add_jobs(c: Campaign, jobs: list[Job]) -> Campaign:
+    """The campaign with these jobs appended (kept: Seq is the line number)."""
+    have = {j.id for j in c.jobs}
+    new = [j for j in jobs if j.id not in have]
+    if not new:
+        return c
+    c = Campaign(c.folder, c.kind, c.jobs + tuple(new), c.about)
+    _save(c)
+    return c
+
+
+def load(folder: Path) -> Campaign:
+    f = folder / CAMPAIGN_FILE
+    try:
+        data = json.loads(f.read_text())
+    except FileNotFoundError:
+        raise InputError(f"{folder} is not a campaign: it has no {CAMPAIGN_FILE} "
+                         "(`dmaharness plan` writes one)", path=str(f)) from None
+    except ValueError as e:
+        raise InputError(f"{f}: not JSON ({e})", path=str(f)) from None
+    if data.get("version") != CAMPAIGN_VERSION or data.get("kind") not in KINDS:
+        raise InputError(f"{f}: version {data.get('version')!r} kind {data.get('kind')!r}; "
+                         f"this dmaharness reads version {CAMPAIGN_VERSION}, kinds "
+                         f"{', '.join(KINDS)}", path=str(f))
+    jobs = tuple(Job(j["id"], tuple(j["argv"]), j["result"]) for j in data["jobs"])
+    about = {k: v for k, v in data.items() if k not in ("version", "kind", "jobs")}
+    return Campaign(folder, data["kind"], jobs, about)
+
+
+# --- collect --------------------------------------------------------------------
+
+@dataclass
+class JobState:
+    job: Job
+    status: str                     # "done", "failed", "missing"
+    why: str = ""
+    result: dict | None = None
+    attempt: dict | None = None     # the joblog's last line for it: host, runtime, exit
+
+    @property
+    def seconds(self) -> float:
+        try:
+            return float((self.attempt or {}).get("runtime") or 0)
+        except ValueError:
+            return 0.0
+
+    def to_json(self) -> dict:
+        return {"id": self.job.id, "status": self.status, "why": self.why or None,
+                "command": self.job.line(), "result": self.job.result,
+                "host": (self.attempt or {}).get("host") or None, "seconds": self.seconds}
+
+
+def _host(login: str) -> str:
+    """The joblog's Host column is the sshlogin: its host part ("" here, ":")."""
+    login = login.strip()
+    return "" if login == ":" else (login.split() or [""])[-1]
+
+
+def joblog(folder: Path) -> dict[int, dict]:
+    """GNU parallel's --joblog, by Seq (the job's line in jobs.txt, from 1,
+    which is always parallel's whole input): the last attempt's host,
+    runtime, exit and signal."""
+    out: dict[int, dict] = {}
+    f = folder / JOBLOG
+    if not f.is_file():
+        return out
+    lines = f.read_text(errors="replace").splitlines()
+    for ln in lines[1:]:
+        w = ln.split("\t")
+        if len(w) >= 9 and w[0].strip().isdigit():
+            out[int(w[0])] = {"host": _host(w[1]), "start": w[2].strip(),
+                              "runtime": w[3].strip(), "exit": w[6], "signal": w[7],
+                              "command": w[8]}
+    return out
+
+
+def attempts(folder: Path) -> dict[int, dict]:
+    """Each job's last attempt, wherever it ran: GNU parallel's joblog (here,
+    over ssh) or the Slurm tasks' attempt files, the later start winning."""
+    out = joblog(folder)
+    for seq, a in slurm.attempts(folder).items():
+        def start(x):
+            try:
+                return float(x.get("start") or 0)
+            except ValueError:
+                return 0.0
+        if seq not in out or start(a) >= start(out[seq]):
+            out[seq] = a
+    return out
+
+
+def tidy_joblog(folder: Path) -> None:
+    """Host columns that hold an ssh command ('ssh -p 2222 me@box') become
+    the host ('me@box'): GNU parallel (20221122) writes them so but cannot
+    read them back for --resume-failed ("Format of 'joblog' is wrong")."""
+    f = folder / JOBLOG
+    if not f.is_file():
+        return
+    lines = f.read_text(errors="replace").splitlines(keepends=True)
+    out, changed = lines[:1], False
+    for ln in lines[1:]:
+        w = ln.split("\t")
+        if len(w) >= 9 and len(w[1].split()) > 1:
+            w[1] = w[1].split()[-1]
+            ln, changed = "\t".join(w), True
+        out.append(ln)
+    if changed:
+        tmp = f.with_name(f.name + ".tmp")
+        tmp.write_text("".join(out))
+        os.replace(tmp, f)
+
+
+def _why_missing(a: dict | None) -> str:
+    if a is None:
+        return "never run"
+    on = f" on {a['host']}" if a["host"] else ""
+    if a["exit"] == "-1" and a["signal"] in ("0", ""):
+        # a Slurm task records its start first: no end means it still runs,
+        # or was killed (SIGKILL) or lost with its node
+        return f"started{on}, no end recorded (running, killed, or its node was lost)"
+    sig = f", signal {a['signal']}" if a["signal"] not in ("0", "") else ""
+    return f"exit {a['exit']}{sig}{on}, no result came back"
+
+
+def states(c: Campaign) -> list[JobState]:
+    log = attempts(c.folder)
+    out = []
+    for seq, j in enumerate(c.jobs, 1):
+        f = c.folder / j.result
+        attempt = log.get(seq)
+        if not f.is_file():
+            out.append(JobState(j, "missing", _why_missing(attempt), None, attempt))
+            continue
+        try:
+            data = json.loads(f.read_text())
+        except ValueError as e:
+            out.append(JobState(j, "failed", f"{f} is not JSON ({e})", None, attempt))
+            continue
+        if not data.get("ok"):
+            out.append(JobState(j, "failed", data.get("failure") or "the job says it failed",
+                                data, attempt))
+            continue
+        out.append(JobState(j, "done", "", data, attempt))
+    return out
+
+
+@dataclass
+class Collected:
+    campaign: Campaign
+    jobs: list[JobState]
+    outcome: diff.Outcome | None    # None until every job is done
+    sweep: "SweepCollected | None" = None     # kind sweep: when every job is done
+    bisection: bisect.Result | None = None    # kind bisect: when the search is over
+    next_jobs: list[Job] = field(default_factory=list)   # kind bisect: what it needs next
+
+    @property
+    def incomplete(self) -> list[JobState]:
+        if self.campaign.kind == "bisect":
+            need = {j.id for j in self.next_jobs}
+            return [s for s in self.jobs if s.status != "done" or s.job.id in need] + \
+                [JobState(j, "missing", "never run (the search needs it next)")
+                 for j in self.next_jobs if j.id not in {s.job.id for s in self.jobs}]
+        return [s for s in self.jobs if s.status != "done"]
+
+    @property
+    def verdict(self) -> bool:
+        if self.campaign.kind == "bisect":
+            return bool(self.bisection and self.bisection.found)
+        if self.campaign.kind == "sweep":
+            return bool(self.sweep and self.sweep.ok)
+        return bool(self.outcome and self.outcome.matches)
+
+    def culprit(self) -> dict | None:
+        r = self.bisection
+        if not r or r.culprit is None:
+            return None
+        names = self.campaign.about["patches"]
+        return {"number": r.culprit, "patch": names[r.culprit - 1]}
+
+    def to_json(self) -> dict:
+        out = {"command": "collect", "campaign": str(self.campaign.folder),
+               "kind": self.campaign.kind, **self.campaign.about,
+               "ok": not self.incomplete and self.verdict,
+               "complete": not self.incomplete,
+               "jobs": [s.to_json() for s in self.jobs],
+               "outcome": self.outcome.to_json() if self.outcome else None}
+        if self.campaign.kind == "sweep":
+            out["sweep"] = self.sweep.to_json() if self.sweep else None
+        if self.campaign.kind == "bisect":
+            out["bisection"] = self.bisection.to_json() if self.bisection else None
+            out["culprit"] = self.culprit()
+            out["next_jobs"] = [j.id for j in self.next_jobs]
+        return out
+
+
+def collect(folder: Path) -> Collected:
+    c = load(folder)
+    st = states(c)
+    if c.kind == "bisect":
+        res, need = replay_bisect(c, st)
+        return Collected(c, st, None, None, res, need)
+    if c.kind == "sweep":
+        done = not any(s.status != "done" for s in st)
+        return Collected(c, st, None, fold_sweep(c, st) if done else None)
+    outcome = None
+    if not any(s.status != "done" for s in st):
+        case = load_case(folder / c.about["case_folder"])
+        runs: dict[str, list] = {name: [] for name in c.about["variants"]}
+        for s in sorted(st, key=lambda s: (s.result["job"]["variant"], s.result["job"]["run"])):
+            runs[s.result["job"]["variant"]].append(
+                [engine.Signature.from_json(x) for x in s.result["signatures"]])
+        outcome = diff.compare_case(case, runs[case.before.name],
+                                    {v.name: runs[v.name] for v in case.afters})
+    return Collected(c, st, outcome)
+
+
+def format_incomplete(col: Collected) -> str:
+    bad = col.incomplete
+    done = sum(1 for s in col.jobs if s.status == "done")
+    out = [f"campaign {col.campaign.folder}: {done} of {len(col.jobs)} jobs came back; "
+           f"{len(bad)} missing or failed" + (" (the bisection's next runs)"
+                                              if col.campaign.kind == "bisect" else "") + ":"]
+    for s in bad:
+        out.append(f"  {s.job.id:<16} {s.status:<8} {s.why}")
+        out.append(f"  {'':<16} {'':<8} {s.job.line()}")
+    out.append(f"  (rerun them: dmaharness campaign {col.campaign.folder} --jobs N; "
+               "done jobs are skipped)")
+    return "\n".join(out)
+
+
+# --- run: GNU parallel ---------------------------------------------------------
+
+def parallel_command(jobs: int, pin: bool = False) -> list[str]:
+    """GNU parallel over the whole jobs.txt, N at a time.  --resume-failed
+    reads the joblog: jobs that exited 0 before are not run again, failed
+    and unrun ones are (a job exits 0 only when it wrote a good result).
+    With pin, job slot k runs on core k-1 (taskset): one guest per core."""
+    if not shutil.which("parallel"):
+        raise errors.EnvError("GNU parallel is not installed (Debian's parallel package; "
+                              "`make deps` installs it)")
+    cmd = ["parallel", "--will-cite", "--jobs", str(jobs), "--joblog", JOBLOG,
+           "--resume-failed", "--halt", "never", "--termseq", TERMSEQ, "--line-buffer",
+           "-a", JOBS_FILE]
+    if pin:
+        cores = os.cpu_count() or 1
+        cmd += [f"taskset -c $(( ({{%}} - 1) % {cores} )) sh -c {{}}"]
+    return cmd
+
+
+def pending(c: Campaign) -> list[Job]:
+    return [s.job for s in states(c) if s.status != "done"]
+
+
+def run_local(c: Campaign, jobs: int, progress, pin: bool = False) -> int:
+    """Run the campaign's pending jobs here through GNU parallel; its exit
+    (the number of jobs that failed, as parallel counts them)."""
+    todo = pending(c)
+    if not todo:
+        progress.note(f"[campaign] every job of {c.folder} has its result")
+        return 0
+    cmd = parallel_command(jobs, pin)
+    env = dict(os.environ, PATH=f"{paths.REPO}{os.pathsep}{os.environ.get('PATH', '')}")
+    progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run, {jobs} at a time "
+                  f"(GNU parallel, joblog {c.folder / JOBLOG})")
+    return _parallel(cmd, c, progress, env)
+
+
+def _parallel(cmd: list[str], c: Campaign, progress, env: dict | None = None) -> int:
+    """Run GNU parallel in the campaign folder; its exit.  The jobs' own
+    output is progress: stderr (stdout stays the campaign's).  GNU parallel
+    runs in a session of its own, dying with us; on Ctrl-C or an error it
+    and every process of its session are stopped (each job stops its QEMU;
+    a job's ssh that goes takes the remote job with it)."""
+    tidy_joblog(c.folder)
+    p = proc.spawn(cmd, cwd=c.folder, env=env, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL if progress.quiet else sys.stderr.fileno())
+    try:
+        return p.wait()
+    except BaseException:
+        proc.stop_session(p, grace=30)
+        raise
+    finally:
+        tidy_joblog(c.folder)
+
+
+def run_ssh(c: Campaign, hosts, per_host: int | None, progress, remote_dir: str,
+            prepare: bool = True) -> int:
+    """Prepare the hosts (checkout, make deps, the campaign's files), then run
+    the pending jobs on them through GNU parallel --sshlogin, results coming
+    back with --return; GNU parallel's exit, as run_local."""
+    todo = pending(c)
+    if not todo:
+        progress.note(f"[campaign] every job of {c.folder} has its result")
+        return 0
+    lay = remote.Layout.of(remote_dir, c.folder, str(c.about.get("created", "")))
+    if prepare:
+        remote.prepare(hosts, lay, c.folder, progress)
+    cmd = remote.parallel_command(c.folder, hosts, lay, c.jobs, per_host)
+    progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run on "
+                  f"{', '.join(h.name for h in hosts)}"
+                  + (f", {per_host} at a time each" if per_host else ", one per core each")
+                  + f" (GNU parallel --sshlogin, joblog {c.folder / JOBLOG})")
+    return _parallel(cmd, c, progress)
+
+
+SLURM_JOB = "slurm/job"        # the array job last submitted, its id
+
+
+def run_slurm(c: Campaign, partition: str | None, sbatch_args: list[str], progress,
+              wait: bool = True) -> dict:
+    """Submit the pending jobs as one Slurm array (the campaign folder and
+    this checkout must be at the same path on every node), then follow it
+    until no task is left unless not `wait`; the array's id and size."""
+    todo = [seq for seq, s in enumerate(states(c), 1) if s.status != "done"]
+    if not todo:
+        progress.note(f"[campaign] every job of {c.folder} has its result")
+        return {"slurm_job": None, "submitted": 0}
+    last = c.folder / SLURM_JOB
+    if last.is_file():
+        prev = last.read_text().strip()
+        if prev and slurm.queue(prev):
+            raise InputError(f"Slurm job {prev} of this campaign still has tasks queued or "
+                             f"running: wait for it (`dmaharness collect {c.folder}` shows what "
+                             f"is back) or cancel it (scancel {prev})", path=str(last))
+    job = slurm.submit(c.folder, todo, partition or None, paths.REPO, sbatch_args)
+    _write_text(last, job + "\n")
+    progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs submitted to Slurm as array "
+                  f"job {job}" + (f" (partition {partition})" if partition else "")
+                  + f"; task output in {c.folder / 'slurm'}")
+    if wait:
+        slurm.wait(job, progress, total=len(todo))
+    return {"slurm_job": job, "submitted": len(todo)}
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def drive_bisect(c: Campaign, engine, progress) -> Collected:
+    """A bisection campaign: replay the search over the results; while it
+    needs runs, append them as jobs and have `engine(campaign, first)` run
+    what is pending; stop when it is over or when a round brought nothing
+    new (jobs lost: collect lists them)."""
+    first = True
+    while True:
+        col = collect(c.folder)
+        if col.bisection is not None or not col.next_jobs:
+            return col
+        need = col.next_jobs
+        c = add_jobs(load(c.folder), need)
+        prefixes = sorted({int(j.id[1:].split("-")[0]) for j in need})
+        progress.note(f"[bisect] prefix {', '.join(map(str, prefixes))}: "
+                      f"{len(need)} run(s) as jobs {', '.join(j.id for j in need)}")
+        engine(c, first)
+        first = False
+        after = collect(c.folder)
+        if after.bisection is None and {j.id for j in after.next_jobs} == {j.id for j in need}:
+            return after                     # the engine could not bring them: stop here
+
+
+# --- JUnit --------------------------------------------------------------------
+
+def junit(col: Collected) -> str:
+    """JUnit XML: one test case per job (a run), one per expected outcome."""
+    name = col.campaign.about.get("case") or (
+        "sweep" if col.campaign.kind == "sweep" else
+        "bisect-" + Path(col.campaign.about.get("series", "series")).parent.name)
+    cases = []
+    for s in col.jobs:
+        res = s.result or {}
+        t = s.seconds
+        body = ""
+        if s.status != "done":
+            body = (f"<failure message={quoteattr(s.status + ': ' + s.why)} type={quoteattr(s.status)}>"
+                    f"{escape(s.job.line())}</failure>")
+        elif "device" in res and res.get("command") == "sweep":
+            d = res["device"]
+            body = (f"<system-out>{escape(d['state'] + chr(10) + chr(10).join(d['reports']))}"
+                    "</system-out>")
+        elif "bisect_run" in res:
+            o = res["bisect_run"]
+            body = f"<system-out>{escape(o['status'] + ' ' + ' '.join(o['titles']))}</system-out>"
+        else:
+            titles = [x["title"] for x in res.get("signatures", [])]
+            body = f"<system-out>{escape(chr(10).join(titles))}</system-out>"
+        cases.append(f'  <testcase classname={quoteattr(name + ".runs")} name={quoteattr(s.job.id)} '
+                     f'time="{t:.3f}">{body}</testcase>')
+    if col.campaign.kind == "bisect":
+        r = col.bisection
+        body = ""
+        if r is None or not r.found:
+            why = "the campaign is incomplete" if r is None else (r.error or "no single culprit")
+            body = f'<failure message={quoteattr(why)} type="bisect"/>'
+        label = f"culprit {r.culprit}" if r and r.found else "culprit"
+        cases.append(f'  <testcase classname={quoteattr(name + ".bisect")} '
+                     f'name={quoteattr(label)} time="0">{body}</testcase>')
+    elif col.campaign.kind == "sweep":
+        sw = col.sweep
+        body = ""
+        if sw is None:
+            body = '<failure message="the campaign is incomplete" type="incomplete"/>'
+        elif not sw.ok:
+            bad = [f"{r.device}: {r.reason}" for r in sw.runs if r.state == "failed"]
+            body = (f'<failure message={quoteattr("; ".join(bad))} type="boot">'
+                    f"{escape(chr(10).join(bad))}</failure>")
+        sites = "" if sw is None else escape("\n".join(x.title for x in sw.table.sites))
+        cases.append(f'  <testcase classname={quoteattr(name + ".sweep")} name="sites" '
+                     f'time="0">{body}<system-out>{sites}</system-out></testcase>')
+    elif col.outcome is not None:
+        for comp in col.outcome.comparisons:
+            label = f"{comp.diff.before_label} vs {comp.diff.after_label}"
+            body = ""
+            if not comp.verdict.matches:
+                titles = [r.title for r in comp.diff.rows if r.status in ("new", "unchanged", "flaky")]
+                body = (f"<failure message={quoteattr('; '.join(comp.verdict.reasons))} "
+                        f'type="verdict">{escape(chr(10).join(titles))}</failure>')
+            cases.append(f'  <testcase classname={quoteattr(name + ".expect")} '
+                         f'name={quoteattr(label)} time="0">{body}</testcase>')
+    else:
+        cases.append(f'  <testcase classname={quoteattr(name + ".expect")} name="outcome" time="0">'
+                     f'<failure message="the campaign is incomplete" type="incomplete"/></testcase>')
+    fails = sum(1 for c in cases if "<failure" in c)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuites><testsuite name={quoteattr("dmaharness." + name)} tests="{len(cases)}" '
+            f'failures="{fails}" errors="0">\n' + "\n".join(cases) + "\n</testsuite></testsuites>\n")

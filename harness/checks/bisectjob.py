@@ -1,0 +1,205 @@
+"""`bisect` over a quilt series, and `bisect-run`'s test of one commit.
+
+Both build through the one pipeline (harness.kernel.build: Debian's tree
+or a mirror of the user's checkout), flood through harness.pipeline and
+decide with harness.bisect.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import bisect, pointing
+from .. import errors, jsonout, paths
+from ..boot import initramfs, settings
+from ..kernel import kbuild, series
+from .case import load_case
+from ..pipeline import FloodRunner, VariantSpec, new_run_dir, target, with_profile
+from ..progress import Progress, fmt_duration
+
+
+def case_run(case_path: Path | None) -> Mapping[str, Any]:
+    return load_case(case_path).run if case_path is not None else {}
+
+
+def flood_settings(case_path: Path | None, flags: Mapping[str, Any]
+                   ) -> tuple[settings.BootSettings, settings.FloodSettings]:
+    """defaults < the profile's run table < the case's [run] table < flags (harness.settings)."""
+    return settings.resolve(case_run(case_path), flags)
+
+
+# --- bisect ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BisectRequest:
+    variant: VariantSpec                 # --kernel/--tree, --fragment, base series; not --series
+    series: Path                         # the series to bisect
+    signature: str
+    flags: Mapping[str, Any]             # run settings given on the command line
+    case: Path | None = None             # flood settings from this case's [run]
+    good: int | None = None
+    bad: int | None = None
+    policy: bisect.Policy = bisect.Policy()
+    fresh: bool = False
+    run_dir: Path | None = None
+
+
+@dataclass
+class BisectOutput:
+    result: bisect.Result
+    names: list[str]
+    payload: dict
+    folder: Path
+    log: Path
+    pointing: dict | None
+
+    @property
+    def found(self) -> bool:
+        return self.result.found
+
+
+def run_bisect(req: BisectRequest, progress: Progress) -> BisectOutput:
+    matcher = bisect.Matcher(req.signature)
+    user = series.parse_series(req.series)
+    if not user:
+        raise errors.InputError(f"series file {req.series} names no patch", path=str(req.series))
+    t = target(with_profile(req.variant, case_run(req.case)))
+    good = 0 if req.good is None else req.good
+    bad = len(user) if req.bad is None else req.bad
+    boot_, flood = flood_settings(req.case, req.flags)
+    policy = req.policy
+    bisect.check(len(user), good, bad, policy)      # before any folder is made
+
+    def variant_for(k: int) -> kbuild.AnyVariant:
+        return t.variant(user[:k])
+
+    v0 = variant_for(0)
+    ident = {"kernel": t.version, "series": [[p.digest(), p.strip] for p in user],
+             "base": [p.digest() for p in v0.patches], "fragments": v0.fragments_digest(),
+             "signature": req.signature, "good": good, "bad": bad, "policy": policy.to_json(),
+             "flood": [flood.flood.pattern, flood.flood.rate, flood.duration, flood.cycle_hz,
+                       flood.phys_hz], "cameras": flood.cameras, "seed": flood.seed}
+    if t.checkout is not None:
+        ident["tree"] = [str(t.checkout.path), t.checkout.commit, t.checkout.dirty]
+    if flood.hotplug or flood.agent_args:
+        ident["more"] = [flood.hotplug, flood.agent_args]
+    digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
+    folder = req.run_dir or paths.sub("runs") / f"bisect-{t.name}-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    log_path = folder / "bisect.jsonl"
+    if req.fresh:
+        log_path.unlink(missing_ok=True)
+    elif log_path.is_file():
+        progress.note(f"[bisect] resuming from {log_path}")
+    (folder / "bisect.json").write_text(json.dumps(ident, indent=1) + "\n")
+    names = [p.name for p in user]
+    progress.note(f"[bisect] {len(user)} patches, good end {good}, bad end {bad}, "
+                  f"signature {req.signature!r}; folder {folder}")
+    runner = FloodRunner(variant_for, matcher, boot_, flood, folder, progress,
+                         jobs=req.variant.jobs, force=req.variant.force)
+    res = bisect.bisect(runner, len(user), good, bad, policy, log=bisect.Log(log_path),
+                        note=progress.note)
+    culprit = None
+    if res.culprit is not None:
+        p = user[res.culprit - 1]
+        culprit = {"number": res.culprit, "patch": p.name, "path": str(p.path),
+                   "subject": series.subject(p)}
+    where = pointing.point_at_code(res, user, matcher, runner.tree_for) if not res.error else None
+    payload = {**res.to_json(), "command": "bisect", "ok": res.found, **t.to_json(),
+               "signature": req.signature, "series": str(req.series), "patches": names,
+               "folder": str(folder), "log": str(log_path), "culprit": culprit,
+               "flood": settings.flood_json(flood), "policy": policy.to_json(), "where": where}
+    jsonout.write(folder / "result.json", payload)
+    return BisectOutput(res, names, payload, folder, log_path, where)
+
+
+# --- bisect-run: one commit of the user's checkout -----------------------------------------
+
+class Skip(Exception):
+    """This commit cannot be tested: git bisect skips it (exit 125)."""
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class CommitRequest:
+    variant: VariantSpec                 # tree: the checkout; base_series: the detector
+    signature: str
+    flags: Mapping[str, Any]
+    case: Path | None = None
+    repro_chance: float = 0.8
+    max_miss: float = 0.05
+    runs: int = 6
+    parallel: int = 2
+
+
+@dataclass
+class CommitResult:
+    verdict: str                          # bisect.GOOD / BAD / SKIP
+    reason: str
+    payload: dict = field(default_factory=dict)
+
+
+def test_commit(req: CommitRequest, progress: Progress, payload: dict, note) -> CommitResult:
+    """Build the checkout's HEAD (a Skip when the commit cannot be built), flood, decide.
+
+    ``payload`` is filled as facts become known, so a caller that stops on
+    an error still reports what was learned.
+    """
+    matcher = bisect.Matcher(req.signature)
+    t = target(with_profile(req.variant, case_run(req.case)))
+    co = t.checkout
+    assert co is not None
+    payload.update({"tree": str(co.path), "commit": co.commit, "dirty": bool(co.dirty),
+                    "kernel_version": co.version})
+    boot_, flood = flood_settings(req.case, req.flags)
+    variant = t.variant()
+    payload["key"] = kbuild.variant_key(variant)
+    try:
+        initramfs.build_agent()
+    except errors.BuildError as e:
+        raise errors.EnvError(e.message, detail=e.detail) from None
+    note(f"linux {co.version} in {co.path}; signature {req.signature!r}")
+    t0 = time.monotonic()
+    try:
+        build = kbuild.build(variant, jobs=req.variant.jobs, progress=progress,
+                             force=req.variant.force)
+    except errors.BuildError as e:
+        raise Skip(f"the kernel does not build: {e.message}", e.detail) from None
+    except errors.InputError as e:      # a patch that does not apply, an option that does not stick
+        raise Skip(e.message, e.detail) from None
+    note(("build: cached " if build.cached else f"build: {build.steps} make steps in "
+          f"{fmt_duration(time.monotonic() - t0)}: ") + str(build.artifacts.dir))
+    payload.update({"build": build.to_json(),
+                    "detector_series": build.artifacts.meta.get("detector_series"),
+                    "mirror": build.artifacts.meta.get("mirror")})
+    folder = new_run_dir(f"bisect-run-{co.commit[:12]}")
+    payload["run_dir"] = str(folder)
+    policy = bisect.Policy(max_runs=req.runs, batch=req.parallel, min_hits=1,
+                           max_miss=req.max_miss)
+    runner = FloodRunner(lambda _k: variant, matcher, boot_, flood, folder,
+                         Progress(quiet=True), jobs=req.variant.jobs, command="bisect-run",
+                         name_fmt="run-{n}")
+    runner.builds[0] = build
+    runs: list[bisect.RunOutcome] = []
+    while True:
+        n = min(policy.batch, policy.max_runs - len(runs))
+        first = len(runs) + 1
+        tb = time.monotonic()
+        batch = runner.run(0, len(runs), n)
+        runs += batch
+        c = bisect.counts(batch)
+        note(f"runs {first}..{first + n - 1}: {c[bisect.HIT]} hit, {c[bisect.CLEAN]} clean, "
+             f"{c[bisect.FAILED] + c[bisect.INFRA]} failed in {time.monotonic() - tb:.0f}s")
+        verdict, reason = bisect.decide(runs, policy, req.repro_chance)
+        if verdict:
+            payload["runs"] = [r.to_json() for r in runs]
+            return CommitResult(verdict, reason, payload)

@@ -1,0 +1,223 @@
+"""Case files: a before variant, one or more after variants, an expectation.
+
+A case lives in ``patches/<ver>/cases/<name>/case.toml``; its patches are
+named relative to that folder.  The format (every key not marked optional
+is required; any other key is an error)::
+
+    name = "uvc-status-buffer"
+    description = "..."                 # optional
+    seed = "a31a4055473b"                # optional: the upstream commit
+    [run]                                # optional: any run setting (below)
+    flood = "control:100"                # pattern[:rate], as `run --flood`
+    duration = "10s"                     # as `run --duration`
+    cycle_hz = 2                         # agent close/open cycles per second
+    phys_hz = 200                        # agent EVIOCGPHYS reads per second
+    [[variants]]
+    name = "before"
+    role = "before"                      # exactly one "before"
+    patches = ["0001-x.patch"]           # in order, relative to the folder
+    [[variants]]
+    name = "fix"
+    role = "after"                       # one or more "after"
+    patches = ["0001-x.patch", "fix/0002-y.patch"]
+    [expect]
+    fixed = ["^DMA-API: .* in uvc_status_start$"]
+    new_allowed = []                     # optional
+
+``[run]`` takes every setting of :mod:`harness.settings` that a case may
+fix (flood, duration, cycle_hz, phys_hz, cameras, hotplug, seed,
+agent_args, smp, memory, append, qemu_opts, timeout, silence), spelled as
+the flag without its dashes and with ``_`` for ``-``; a setting it leaves
+out keeps its default, and a flag given on the command line wins over it.
+Patches must stay inside the case's folder.
+
+``expect.fixed`` and ``expect.new_allowed`` are Python regular expressions
+searched (``re.search``) in report titles; anchor them with ``^``/``$`` to
+match whole titles.  Every problem raises :class:`harness.errors.InputError`
+naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..boot import settings
+from ..errors import InputError
+from ..kernel.series import Patch
+
+CASE_FILE = "case.toml"
+ROLES = ("before", "after")
+
+_TOP_KEYS = {"name": True, "description": False, "seed": False, "run": False,
+             "variants": True, "expect": True}
+_VARIANT_KEYS = {"name": True, "role": True, "patches": True}
+_EXPECT_KEYS = {"fixed": True, "new_allowed": False}
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class CaseVariant:
+    name: str
+    role: str                      # "before" or "after"
+    patches: tuple[Patch, ...]     # absolute paths, in order
+
+
+@dataclass(frozen=True)
+class Expect:
+    fixed: tuple[re.Pattern[str], ...]
+    new_allowed: tuple[re.Pattern[str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    description: str
+    seed: str
+    path: Path                      # the case.toml file, absolute
+    run: dict[str, Any]             # the [run] table's settings, typed (harness.settings)
+    variants: tuple[CaseVariant, ...]
+    expect: Expect
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    @property
+    def before(self) -> CaseVariant:
+        return next(v for v in self.variants if v.role == "before")
+
+    @property
+    def afters(self) -> list[CaseVariant]:
+        return [v for v in self.variants if v.role == "after"]
+
+    def variant(self, name: str) -> CaseVariant:
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise InputError(f"{self.path}: case {self.name!r} has no variant {name!r} "
+                         f"(it has {', '.join(v.name for v in self.variants)})",
+                         path=str(self.path))
+
+
+def _err(path: Path, key: str, what: str) -> InputError:
+    return InputError(f"{path}: {key}: {what}", path=str(path))
+
+
+def _check_keys(path: Path, where: str, table: Any, spec: dict) -> None:
+    if not isinstance(table, dict):
+        raise _err(path, where or "(top level)", "must be a table")
+    prefix = f"{where}." if where else ""
+    for k in table:
+        if k not in spec:
+            raise _err(path, prefix + k, f"unknown key (known: {', '.join(spec)})")
+    for k, required in spec.items():
+        if required is True and k not in table:
+            raise _err(path, prefix + k, "missing")
+
+
+def _string(path: Path, key: str, value: Any, *, empty_ok: bool = False) -> str:
+    if not isinstance(value, str):
+        raise _err(path, key, f"must be a string, not {type(value).__name__}")
+    if not empty_ok and not value.strip():
+        raise _err(path, key, "must not be empty")
+    return value
+
+
+def _strings(path: Path, key: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _err(path, key, "must be a list of strings")
+    return value
+
+
+def _regexes(path: Path, key: str, value: Any) -> tuple[re.Pattern[str], ...]:
+    out = []
+    for i, text in enumerate(_strings(path, key, value)):
+        try:
+            out.append(re.compile(text))
+        except re.error as e:
+            raise _err(path, f"{key}[{i}]", f"bad regular expression {text!r}: {e}") from None
+    return tuple(out)
+
+
+def _run(path: Path, table: Any) -> dict[str, Any]:
+    if table is None:
+        return {}
+    _check_keys(path, "run", table, {k: False for k in settings.CASE_KEYS})
+    try:
+        return settings.check(table, where="run.")
+    except InputError as e:
+        raise InputError(f"{path}: {e.message}", path=str(path)) from None
+
+
+def _variants(path: Path, value: Any) -> tuple[CaseVariant, ...]:
+    if not isinstance(value, list) or not value:
+        raise _err(path, "variants", "must be a non-empty array of tables ([[variants]])")
+    folder = path.parent
+    seen: set[str] = set()
+    out = []
+    for i, t in enumerate(value):
+        where = f"variants[{i}]"
+        _check_keys(path, where, t, _VARIANT_KEYS)
+        name = _string(path, f"{where}.name", t["name"])
+        if not _NAME_RE.match(name):
+            raise _err(path, f"{where}.name", f"{name!r}: use letters, digits, '.', '_' and '-'")
+        if name in seen:
+            raise _err(path, f"{where}.name", f"duplicate variant name {name!r}")
+        seen.add(name)
+        role = _string(path, f"{where}.role", t["role"])
+        if role not in ROLES:
+            raise _err(path, f"{where}.role", f"{role!r} is not one of {', '.join(ROLES)}")
+        patches = []
+        for j, rel in enumerate(_strings(path, f"{where}.patches", t["patches"])):
+            key = f"{where}.patches[{j}]"
+            if not rel.strip() or Path(rel).is_absolute():
+                raise _err(path, key, f"{rel!r}: name a patch relative to {folder}")
+            target = (folder / rel).resolve()
+            if folder.resolve() not in target.parents:
+                raise _err(path, key, f"{rel!r} is outside the case's folder {folder}: a case "
+                           "names only its own patches")
+            if not target.is_file():
+                raise _err(path, key, f"patch {rel} does not exist (looked for {target})")
+            patches.append(Patch(target, 1, f"{path}:{key}"))
+        out.append(CaseVariant(name, role, tuple(patches)))
+    befores = [v.name for v in out if v.role == "before"]
+    if len(befores) != 1:
+        raise _err(path, "variants", f"exactly one variant needs role = \"before\" "
+                   f"(found {len(befores)}{': ' + ', '.join(befores) if befores else ''})")
+    if not any(v.role == "after" for v in out):
+        raise _err(path, "variants", "no variant has role = \"after\"")
+    return tuple(out)
+
+
+def _expect(path: Path, table: Any) -> Expect:
+    _check_keys(path, "expect", table, _EXPECT_KEYS)
+    fixed = _regexes(path, "expect.fixed", table["fixed"])
+    allowed = _regexes(path, "expect.new_allowed", table.get("new_allowed", []))
+    return Expect(fixed, allowed)
+
+
+def load_case(path: Path | str) -> Case:
+    """Read and validate a case file (or the folder holding case.toml)."""
+    path = Path(path).expanduser()
+    if path.is_dir():
+        path = path / CASE_FILE
+    path = path.resolve()
+    if not path.is_file():
+        raise InputError(f"case file {path} does not exist", path=str(path))
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"{path}: not valid TOML: {e}", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read: {e}", path=str(path)) from None
+    _check_keys(path, "", data, _TOP_KEYS)
+    name = _string(path, "name", data["name"])
+    description = _string(path, "description", data.get("description", ""), empty_ok=True)
+    seed = _string(path, "seed", data.get("seed", ""), empty_ok=True)
+    return Case(name=name, description=description, seed=seed, path=path,
+                run=_run(path, data.get("run")), variants=_variants(path, data["variants"]),
+                expect=_expect(path, data["expect"]))

@@ -1,0 +1,175 @@
+"""`run --case`: every variant of a case under the flood, then the diff of reports.
+
+The variants are built first, one after the other (each seeded from the
+last, so each is an incremental build), then booted ``parallel`` at a
+time.  The outcome is enriched (file:line, structure layouts) and written
+as outcome.json and a self-contained report.html in the case's folder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import diff, enrich
+from .. import errors, jsonout, paths
+from ..output import htmlreport
+from ..kernel import kbuild, symbolize
+from ..reports import engine
+from ..boot import settings
+from .case import Case, load_case
+from ..pipeline import (FloodJob, Target, VariantSpec, flood_once, new_run_dir, run_parallel, target, with_profile)
+from ..progress import Progress
+
+
+@dataclass(frozen=True)
+class CaseRequest:
+    case: Path                                  # the folder or its case.toml
+    variant: VariantSpec
+    flags: Mapping[str, Any]                    # run settings given on the command line
+    runs: int = 2                               # runs per variant
+    parallel: int = 2                           # guests booted at once
+    run_dir: Path | None = None
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    target: Target
+    outcome: diff.Outcome
+    folder: Path
+    html: Path
+    outcome_json: Path
+    settings: dict
+
+    @property
+    def matches(self) -> bool:
+        return bool(self.outcome.matches)
+
+    def to_json(self) -> dict:
+        return {"command": "run", "case": self.case.name, **self.target.to_json(),
+                "ok": self.outcome.matches, "run_dir": str(self.folder), "html": str(self.html),
+                "settings": self.settings, "outcome": self.outcome.to_json()}
+
+
+def case_version(case: Case) -> str | None:
+    """The kernel version a case is written for (patches/<version>/cases/<name>), if it says."""
+    ver = case.folder.parent.parent.name
+    return ver if case.folder.parent.name == "cases" and re.fullmatch(r"\d+\.\d+", ver) else None
+
+
+def resolve_case(case_path: Path) -> Path:
+    """A case path as given, else relative to the checkout's root: a
+    campaign's job names an in-tree case (patches/6.1/cases/NAME) so, and
+    runs from the campaign folder."""
+    return paths.in_checkout(case_path)
+
+
+def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any]):
+    """The case, its target kernel, the spec and the run settings."""
+    case = load_case(resolve_case(case_path))
+    ver = case_version(case)
+    spec = with_profile(variant, case.run)
+    if ver and spec.kernel is None and spec.tree is None and ver in kbuild.SUPPORTED:
+        spec = replace(spec, kernel=ver)        # the case says which kernel
+    t = target(spec)
+    if ver and ver != t.version:
+        where = f"--tree {t.checkout.path} (linux {t.version})" if t.checkout else f"--kernel {t.version}"
+        raise errors.InputError(f"case {case.folder} is for linux {ver}, not {where}")
+    boot_, flood = settings.resolve(case.run, flags)
+    return case, t, spec, boot_, flood
+
+
+@dataclass(frozen=True)
+class CaseJobRequest:
+    """One boot of one variant of a case: a campaign's job (harness.campaign)."""
+    case: Path
+    variant: VariantSpec
+    flags: Mapping[str, Any]
+    name: str                                   # the case variant: before, fix, ...
+    index: int                                  # the run, from 1
+    run_dir: Path | None = None
+
+
+def run_case_job(req: CaseJobRequest, progress: Progress) -> dict:
+    """Build the variant, boot it once under the flood; the payload carries
+    the run's kernel reports folded by title, each with its first report
+    whole, so that `collect` diffs the case without the console."""
+    case, t, spec, boot_, flood = _prepare(req.case, req.variant, req.flags)
+    found = [v for v in [case.before] + case.afters if v.name == req.name]
+    if not found:
+        names = ", ".join(v.name for v in [case.before] + case.afters)
+        raise errors.InputError(f"case {case.name} has no variant {req.name!r} ({names})")
+    if req.index < 1:
+        raise errors.InputError(f"--case-run {req.index}: runs count from 1")
+    v = found[0]
+    # the artifacts only: a job does not enrich (file:line, layouts), so a
+    # variant whose work tree was pruned is not rebuilt (that serialized the
+    # jobs of a campaign behind one incremental build each)
+    b = kbuild.build(t.variant(v.patches), jobs=spec.jobs, progress=progress, force=spec.force)
+    folder = req.run_dir or new_run_dir(f"case-{case.name}-{v.name}-{req.index}")
+    progress.note(f"[case {case.name}] {v.name} run {req.index}")
+    fr = flood_once(FloodJob(b, folder, boot_, flood), progress)
+    reps = engine.parse(fr.result.console.read_text(errors="replace"))
+    failure = None
+    if fr.result.outcome not in ("ok", "panic", "guest-error") or fr.crashed:
+        failure = (fr.device_error().message.splitlines()[0] if fr.crashed
+                   else fr.result.describe())
+    return {"command": "run", "job": {"case": case.name, "variant": v.name, "run": req.index},
+            **t.to_json(), "build": b.to_json(), "ok": failure is None, "failure": failure,
+            "outcome": fr.result.outcome, "run_dir": str(folder),
+            "console": str(fr.result.console), "summary": fr.summary,
+            "signatures": [s.to_json_full() for s in engine.fold(reps)]}
+
+
+def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
+    case, t, spec, boot_, flood = _prepare(req.case, req.variant, req.flags)
+    top = req.run_dir or new_run_dir(f"case-{case.name}-{t.name}")
+    top.mkdir(parents=True, exist_ok=True)
+    variants = [(v, t.variant(v.patches)) for v in [case.before] + case.afters]
+    builds: dict[str, kbuild.BuildResult] = {}
+    for v, variant in variants:
+        progress.note(f"[case {case.name}] variant {v.name}: {len(variant.patches)} patches")
+        builds[v.name] = kbuild.build(variant, jobs=spec.jobs, progress=progress,
+                                      force=spec.force, need_tree=t.checkout is None)
+    jobs = [(v, r) for v, _ in variants for r in range(req.runs)]
+
+    def one(job):
+        v, r = job
+        progress.note(f"[case {case.name}] {v.name} run {r + 1}/{req.runs}")
+        return job, flood_once(FloodJob(builds[v.name], top / f"{v.name}-{r + 1}", boot_, flood),
+                               progress)
+
+    runs: dict[str, list] = {v.name: [] for v, _ in variants}
+    traces, failures = [], []
+    syms = {name: symbolize.symbolizer(b.artifacts.dir) for name, b in builds.items()}
+    for (v, r), fr in run_parallel(jobs, one, req.parallel):
+        reps = engine.parse(fr.result.console.read_text(errors="replace"))
+        runs[v.name].append(reps)
+        if fr.result.outcome not in ("ok", "panic", "guest-error") or fr.crashed:
+            failures.append(f"{v.name} run {r + 1}: " + (
+                fr.device_error().message.splitlines()[0] if fr.crashed else fr.result.describe()))
+        series_, start = htmlreport.agent_series(fr.agent)
+        traces.append(htmlreport.RunTrace(f"{v.name} #{r + 1}", reps, series_, start or 0.0,
+                                          syms[v.name].format_report, str(fr.result.console)))
+    if failures:
+        raise errors.GuestError("the case could not run cleanly: " + "; ".join(failures))
+    outcome = diff.compare_case(case, runs[case.before.name],
+                                {v.name: runs[v.name] for v in case.afters})
+    if t.checkout is None:
+        enrich.annotate_outcome(outcome, {name: b.artifacts.dir for name, b in builds.items()})
+    else:
+        # one mirror per checkout: rebuild each variant's tree in turn (incremental)
+        for v, variant in variants:
+            kbuild.build(variant, jobs=spec.jobs, progress=progress, need_tree=True)
+            enrich.annotate_outcome(outcome, {v.name: builds[v.name].artifacts.dir})
+    out_json = top / "outcome.json"
+    jsonout.write(out_json, outcome.to_json())
+    html = htmlreport.write(top / "report.html", outcome, traces,
+                            title=f"dmaharness: {case.name} on linux {t.version}"
+                                  + (f" ({t.checkout.path} at {t.checkout.short})" if t.checkout else ""))
+    return CaseResult(case, t, outcome, top, html, out_json,
+                      {"boot": boot_.__dict__ | {"qemu_opts": list(boot_.qemu_opts)},
+                       "flood": settings.flood_json(flood)})

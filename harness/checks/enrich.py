@@ -1,0 +1,107 @@
+"""One enrichment step: a kernel report with its file:line and its structure.
+
+A parsed report (:class:`harness.reports.Report`) names functions; the
+variant that printed it (its artifacts folder, whose ``meta.json`` names
+the work tree) knows where they are.  :func:`enrich` gives:
+
+* the report's stack as :class:`harness.symbolize.Frame` objects, with
+  file:line where they can be found (:mod:`harness.symbolize`, which
+  recompiles a file with ``-g`` when the build has no debug info);
+* the guilty frame's file:line;
+* for a detector report or a ``KASAN: dma-owned`` report (any report whose
+  lines carry the detector's ``[object offset=...]`` numbers), the layout
+  of the structure around the DMA buffer (:mod:`harness.layout`), or a
+  Layout whose note says why there is none.
+
+Enrichment is a view: it never raises over a missing tool, a pruned work
+tree or a compiler failure.  What went wrong is in the result.
+
+Case diffs use :func:`annotate_outcome` (every row with an example report);
+bisect uses :func:`enrich` on the culprit's report (:mod:`harness.pointing`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Optional
+
+from ..reports import layout
+from ..kernel import symbolize
+from .diff import Outcome, example_rows
+from ..reports.engine import Report
+
+
+@dataclass(frozen=True)
+class Enrichment:
+    """What a built variant adds to one of its reports."""
+
+    frames: tuple[symbolize.Frame, ...]    # the report's stack; file/line where found
+    location: Optional[str] = None         # file:line of the guilty frame
+    layout: Optional[layout.Layout] = None   # detector / dma-owned reports only; a
+                                             # Layout with a note when none was found
+    layout_error: Optional[str] = None     # the layout's computation failed (why)
+    frames_error: Optional[str] = None     # symbolization failed (why); frames as printed
+
+    def where(self) -> dict[str, str]:
+        """function -> file:line of the symbolized frames (the last frame of a
+        function that appears twice wins)."""
+        return {f.function: f.where for f in self.frames if f.function and f.where}
+
+
+def enrich(report: Report, artifacts_dir: Path | str, *, with_layout: bool = True
+           ) -> Enrichment:
+    """File:line, the guilty location and (`with_layout`) the structure
+    layout of `report`, against the variant built in `artifacts_dir`.
+
+    The symbolizer and the layout finder are the process-wide ones of the
+    folder (:func:`harness.symbolize.symbolizer`,
+    :func:`harness.layout.finder`), so their caches serve every report of
+    the variant.
+    """
+    frames_error = None
+    try:
+        frames = tuple(symbolize.symbolizer(artifacts_dir).symbolize_report(report))
+    except Exception as e:  # a view: never fail the caller over it
+        frames = tuple(symbolize.parse_frame(t) for t in report.stack_lines)
+        frames_error = f"symbolization failed: {e}"
+    lay, error = (_layout(report, artifacts_dir) if with_layout else (None, None))
+    return Enrichment(frames, symbolize.guilty_location(frames, report.guilty_frame),
+                      lay, error, frames_error)
+
+
+def _layout(report: Report, artifacts_dir: Path | str
+            ) -> tuple[Optional[layout.Layout], Optional[str]]:
+    """(Layout or None when the report has no detector numbers, error)."""
+    try:
+        return layout.report_layout(report, artifacts_dir), None
+    except Exception as e:  # a view: never fail the caller over it
+        facts = layout.report_facts(report)
+        return (layout.Layout(facts, note=f"layout failed: {e}") if facts else None), str(e)
+
+
+def annotate_outcome(outcome: Outcome,
+                     artifacts_by_label: Mapping[str, Path | str | None]) -> None:
+    """Give every row of a case outcome that has an example report its
+    symbolized stack (``row.frames``), its guilty location
+    (``row.location``) and, for detector reports, its layout
+    (``row.layout``).
+
+    `artifacts_by_label` maps a side's label (the variant names the diff
+    was made with) to that variant's artifacts folder; rows whose example
+    comes from a side without one are left alone.  A report shared by
+    several comparisons (the before side of a case with several after
+    variants) is enriched once.
+    """
+    done: dict[tuple[int, str], Enrichment] = {}
+    for row, label in example_rows(outcome):
+        art = artifacts_by_label.get(label)
+        if art is None:
+            continue
+        key = (id(row.example), str(art))
+        if key not in done:
+            done[key] = enrich(row.example, art)
+        e = done[key]
+        row.frames = list(e.frames)
+        row.location = e.location
+        row.layout = e.layout

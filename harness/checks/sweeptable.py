@@ -1,0 +1,273 @@
+"""The sweep's triage table: one row per site, deduped across devices and boots.
+
+A *site* is a place where a driver maps a buffer that shares a cache line
+with other data of its object (the detector's sharing report) or maps past
+its object (its overflow report): the driver function that handed the
+buffer over (transport layers skipped, harness.reports.TRANSPORT_FRAMES),
+and the buffer's place in its object (cache, offset, length) and
+direction.  The same site reached by several devices or boots is one row
+that lists them.  A ``KASAN: dma-owned`` report whose buffer was mapped at
+a site marks the row: the CPU touched the device's bytes while mapped,
+so on a non-coherent machine corruption is a matter of timing; a row
+without one is sharing only (harmless unless something touches those
+bytes during a transfer).
+
+Rows carry their evidence: the first report's console excerpt and stack,
+and the structure layout around the buffer (harness.layout, through
+harness.enrich).  ``diff(old, new)`` compares two sweeps by site key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
+
+from . import enrich
+from ..reports import layout, engine
+from ..errors import InputError
+from ..jsonout import JSON_VERSION
+
+EXCERPT_LINES = 40
+
+
+@dataclass
+class Site:
+    key: str
+    rule: str                          # sharing | overflow
+    frame: str                         # the driver function that mapped the buffer
+    caller: Optional[str]              # the frame that called it
+    title: str
+    facts: layout.DmaFacts
+    devices: list[str] = field(default_factory=list)
+    boots: int = 0                     # boots that reported it
+    owned: list[str] = field(default_factory=list)      # dma-owned titles of its buffer
+    owned_boots: int = 0
+    console: Optional[str] = None      # where the first report is
+    first_line: int = 0
+    excerpt: list[str] = field(default_factory=list)
+    stack: list[str] = field(default_factory=list)
+    layout: Optional[layout.Layout] = None
+    location: Optional[str] = None     # file:line of the frame
+
+    @property
+    def struct(self) -> Optional[str]:
+        return self.layout.struct if self.layout and self.layout.found else None
+
+    @property
+    def member(self) -> Optional[str]:
+        return self.layout.buffer if self.layout and self.layout.found else None
+
+    def neighbours(self) -> list[str]:
+        if not self.layout or not self.layout.found:
+            return []
+        return [r.name or r.decl for r in self.layout.sharing]
+
+    def where(self) -> str:
+        f = self.facts
+        return f"{f.cache}+{f.offset}:{f.length}"
+
+    def to_json(self) -> dict:
+        f = self.facts
+        return {"key": self.key, "rule": self.rule, "function": self.frame,
+                "caller": self.caller, "title": self.title, "location": self.location,
+                "direction": f.direction, "cache": f.cache, "object_size": f.object_size,
+                "offset": f.offset, "length": f.length, "struct": self.struct,
+                "member": self.member, "neighbours": self.neighbours(),
+                "layout_summary": self.layout.summary() if self.layout else None,
+                "layout": self.layout.to_json() if self.layout else None,
+                "devices": list(self.devices), "boots": self.boots,
+                "dma_owned": bool(self.owned), "dma_owned_titles": list(self.owned),
+                "dma_owned_boots": self.owned_boots,
+                "evidence": {"console": self.console, "first_line": self.first_line,
+                             "excerpt": list(self.excerpt), "stack": list(self.stack)}}
+
+
+@dataclass
+class Table:
+    sites: list[Site]
+    other: dict[str, list[str]]          # title -> devices, for reports that are not sites
+
+    def to_json(self) -> dict:
+        return {"sites": [s.to_json() for s in self.sites],
+                "other_reports": [{"title": t, "devices": d} for t, d in self.other.items()]}
+
+
+def site_key(frame: str, rule: str, f: layout.DmaFacts) -> str:
+    """Stable across boots and kernels: function, buffer place, direction."""
+    return f"{frame} {rule} {f.cache}+{f.offset}:{f.length} {f.direction or '?'}"
+
+
+def _caller(stack: Sequence[str], frame: str) -> Optional[str]:
+    try:
+        i = list(stack).index(frame)
+    except ValueError:
+        return None
+    return engine.dma_site_frame(stack[i + 1:])
+
+
+def _map_frame(r: engine.Report, facts: layout.DmaFacts) -> tuple[Optional[str], list[str]]:
+    """(driver function that mapped the buffer, the mapping stack)."""
+    if facts.rule == "owned":
+        # "DMA-API: The buffer was mapped at:" (the detector's), "Mapped at:" (dma-debug's)
+        stack = next((s for k, s in r.aux_stacks.items() if k.lower().endswith("mapped at")), [])
+        return engine.dma_site_frame(stack), list(stack)
+    return r.guilty_frame or engine.dma_site_frame(r.stack), list(r.stack)
+
+
+def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
+         with_layout: bool = True) -> Table:
+    """Sites of the runs' consoles (harness.sweep.DeviceRun: device, console),
+    in order of first appearance; with `artifacts_dir`, each site's layout
+    and file:line from its first report."""
+    sites: dict[str, Site] = {}
+    owned_pending: list[tuple[tuple, str, layout.DmaFacts, str]] = []
+    other: dict[str, list[str]] = {}
+    firsts: dict[str, engine.Report] = {}
+    for run in runs:
+        if not getattr(run, "console", None) or not Path(run.console).is_file():
+            continue
+        text = Path(run.console).read_text(errors="replace")
+        seen_here: set[str] = set()
+        for r in engine.parse(text):
+            facts = layout.report_facts(r)
+            frame, stack = _map_frame(r, facts) if facts else (None, [])
+            if facts is None or frame is None:
+                devs = other.setdefault(r.title, [])
+                if run.device not in devs:
+                    devs.append(run.device)
+                continue
+            if facts.rule == "owned":
+                owned_pending.append((_place(frame, facts), r.title, facts, run.device))
+                continue
+            key = site_key(frame, facts.rule, facts)
+            s = sites.get(key)
+            if s is None:
+                s = sites[key] = Site(key, facts.rule, frame, _caller(stack, frame), r.title,
+                                      facts, console=str(run.console),
+                                      first_line=r.first_line, excerpt=r.raw[:EXCERPT_LINES],
+                                      stack=stack)
+                firsts[key] = r
+            if run.device not in s.devices:
+                s.devices.append(run.device)
+            if key not in seen_here:
+                seen_here.add(key)
+                s.boots += 1
+    # dma-owned reports mark the site whose mapping they name
+    by_place = {_place(s.frame, s.facts): s for s in sites.values() if s.rule == "sharing"}
+    counted: set[tuple[tuple, str]] = set()
+    for k, title, facts, device in owned_pending:
+        s = by_place.get(k)
+        if s is None:       # an owned access at a site whose sharing report we missed
+            key = site_key(k[0], "sharing", facts)
+            s = sites.setdefault(key, Site(key, "sharing", k[0], None, title, facts))
+            by_place[k] = s
+        if title not in s.owned:
+            s.owned.append(title)
+        if device not in s.devices:
+            s.devices.append(device)
+        if (k, device) not in counted:
+            counted.add((k, device))
+            s.owned_boots += 1
+    if artifacts_dir is not None:
+        for key, r in firsts.items():
+            e = enrich.enrich(r, artifacts_dir, with_layout=with_layout)
+            sites[key].layout = e.layout
+            sites[key].location = e.location
+    ordered = sorted(sites.values(), key=lambda s: (not s.owned, s.frame, s.key))
+    return Table(ordered, other)
+
+
+def _place(frame: str, f: layout.DmaFacts) -> tuple:
+    """A buffer's mapping place: what a dma-owned report and a sharing report share."""
+    return (frame, f.cache, f.offset, f.length, f.direction)
+
+
+# --- text ---------------------------------------------------------------------------
+
+def format_text(table: Table, runs: Sequence = (), *, details: bool = True) -> str:
+    out = []
+    if runs:
+        ran = [r for r in runs if r.state == "ran"]
+        failed = [r for r in runs if r.state == "failed"]
+        skipped = [r for r in runs if r.state == "skipped"]
+        out.append(f"{len(ran)} boot(s) ran, {len(failed)} failed, {len(skipped)} device(s) "
+                   f"skipped; {len(table.sites)} site(s)")
+        for r in failed:
+            out.append(f"  failed   {r.device}: {r.reason}")
+        for r in skipped:
+            out.append(f"  skipped  {r.device}: {r.reason}")
+        out.append("")
+    if not table.sites:
+        out.append("no sharing sites")
+    for i, s in enumerate(table.sites, 1):
+        what = f"{s.struct}.{s.member}" if s.struct else f"{s.facts.length} bytes"
+        owned = ("DMA-OWNED ACCESS" if s.owned else
+                 "maps past its object" if s.rule == "overflow" else "sharing only")
+        out.append(f"#{i} {s.frame}" + (f" <- {s.caller}" if s.caller else "")
+                   + f"  {what} at {s.where()} {s.facts.direction or ''}  [{owned}]")
+        out.append(f"   devices: {', '.join(s.devices)}; boots {s.boots}"
+                   + (f"; dma-owned in {s.owned_boots}: {'; '.join(s.owned)}" if s.owned else ""))
+        if s.location:
+            out.append(f"   at {s.location}")
+        if details and s.layout is not None:
+            out.append(s.layout.format_text("   ").rstrip("\n"))
+        if details and s.console:
+            out.append(f"   evidence: {s.console}:{s.first_line}")
+    if table.other:
+        out.append("")
+        out.append("other reports:")
+        for t, d in table.other.items():
+            out.append(f"  {t}  ({', '.join(d)})")
+    return "\n".join(out) + "\n"
+
+
+# --- baseline -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SiteDiff:
+    new: list[dict]
+    gone: list[dict]
+    unchanged: list[dict]
+
+    @property
+    def differs(self) -> bool:
+        return bool(self.new or self.gone)
+
+    def to_json(self) -> dict:
+        return {"new": self.new, "gone": self.gone, "unchanged": self.unchanged}
+
+    def format_text(self) -> str:
+        out = []
+        for word, rows in (("new", self.new), ("gone", self.gone), ("unchanged", self.unchanged)):
+            for s in rows:
+                out.append(f"{word:<9} {s['key']}" + ("  [dma-owned]" if s.get("dma_owned") else ""))
+        out.append(f"{len(self.new)} new, {len(self.gone)} gone, {len(self.unchanged)} unchanged")
+        return "\n".join(out) + "\n"
+
+
+def load_sites(path: Path) -> list[dict]:
+    """The sites of an earlier sweep's JSON (sweep.json or --json output)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise InputError(f"cannot read the baseline {path}: {e.strerror}", path=str(path)) from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not JSON ({e})", path=str(path)) from None
+    if not isinstance(data, dict) or data.get("command") != "sweep" or \
+            not isinstance(data.get("sites"), list):
+        raise InputError(f"{path}: not the JSON of a sweep (no \"command\": \"sweep\" with sites)",
+                         path=str(path))
+    if data.get("version") != JSON_VERSION:
+        raise InputError(f"{path}: JSON version {data.get('version')}, this harness reads "
+                         f"{JSON_VERSION}", path=str(path))
+    return data["sites"]
+
+
+def diff(old: Sequence[dict], new: Sequence[dict]) -> SiteDiff:
+    old_keys = {s["key"]: s for s in old}
+    new_keys = {s["key"]: s for s in new}
+    return SiteDiff([s for k, s in new_keys.items() if k not in old_keys],
+                    [s for k, s in old_keys.items() if k not in new_keys],
+                    [s for k, s in new_keys.items() if k in old_keys])

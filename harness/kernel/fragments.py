@@ -1,0 +1,291 @@
+"""Kconfig fragments: parse them, and check that a .config honours them.
+
+A fragment is what scripts/kconfig/merge_config.sh takes: lines
+`CONFIG_FOO=value` and `# CONFIG_FOO is not set`, other comments free.
+After olddefconfig, every option a fragment asks for must have the value
+asked; when one did not stick, `explain` reads the tree's Kconfig files to
+say why (the option is unknown to this kernel, has no prompt, or depends on
+something that is off).
+
+A comment line `# where-defined: REASON` makes the option on the next line
+required only by kernels whose Kconfig defines it: one fragment can then
+serve 6.1 and 6.12 when a symbol exists in only one of them (HID_SUPPORT,
+the "HID bus support" menu, is new in 6.2). Where the symbol is defined,
+the option must stick as any other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+from ..paths import FRAGMENTS
+
+_SET = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+_UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+
+@dataclass(frozen=True)
+class Fragment:
+    path: Path
+    options: tuple[tuple[str, str], ...]   # (CONFIG_X, value); 'n' for "is not set"
+    where_defined: frozenset[str] = frozenset()   # options after `# where-defined:`
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    option: str
+    wanted: str
+    got: str          # 'n' when absent or not set
+    fragment: str
+    why: str = ""
+    unknown: bool = False   # no Kconfig file of the tree defines the symbol
+
+    def describe(self) -> str:
+        got = "not set" if self.got == "n" else self.got
+        text = f"{self.option}={self.wanted} (from {self.fragment}.config) ended up {got}"
+        return f"{text}: {self.why}" if self.why else text
+
+
+def _option(line: str) -> tuple[str, str] | None:
+    """(CONFIG_X, value) of a `CONFIG_X=v` or `# CONFIG_X is not set` line."""
+    m = _SET.match(line)
+    if m:
+        return m.group(1), m.group(2)
+    m = _UNSET.match(line)
+    if m:
+        return m.group(1), "n"
+    return None
+
+
+def parse_fragment(path: Path) -> Fragment:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"fragment {path} does not exist", path=str(path))
+    opts: dict[str, str] = {}
+    where: set[str] = set()
+    pending = 0          # line of a `# where-defined:` waiting for its option
+    for lineno, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        opt = _option(line)
+        if opt:
+            opts[opt[0]] = opt[1]
+            if pending:
+                where.add(opt[0])
+                pending = 0
+            continue
+        if not line.startswith("#"):
+            raise InputError(f"{path}:{lineno}: not a Kconfig fragment line: {raw!r}",
+                             path=str(path))
+        if pending:
+            raise InputError(f"{path}:{pending}: `# where-defined:` must be followed by the "
+                             f"option it is about, not by another comment", path=str(path))
+        if re.match(r"#\s*where-defined\s*:", line):
+            pending = lineno
+    if pending:
+        raise InputError(f"{path}:{pending}: `# where-defined:` ends the file: it needs an "
+                         f"option on the next line", path=str(path))
+    return Fragment(path, tuple(opts.items()), frozenset(where))
+
+
+def default_fragments() -> list[Fragment]:
+    """Every kconfig-fragments/*.config, in name order (base first)."""
+    files = sorted(FRAGMENTS.glob("*.config"), key=lambda p: (p.stem != "base", p.name))
+    return [parse_fragment(p) for p in files]
+
+
+def resolve_fragments(names: list[str] | None) -> list[Fragment]:
+    """Fragments by name (kconfig-fragments/NAME.config) or path; None = all."""
+    if not names:
+        return default_fragments()
+    out = []
+    for n in names:
+        p = Path(n)
+        if not p.suffix and not p.exists():
+            p = FRAGMENTS / f"{n}.config"
+        out.append(parse_fragment(p))
+    return out
+
+
+def requested(fragments: list[Fragment]) -> dict[str, tuple[str, str]]:
+    """option -> (value, fragment name); later fragments win, as in merge_config.sh."""
+    out: dict[str, tuple[str, str]] = {}
+    for f in fragments:
+        for opt, val in f.options:
+            out[opt] = (val, f.name)
+    return out
+
+
+def read_config(text: str) -> dict[str, str]:
+    """A .config as option -> value ('n' for not set)."""
+    return dict(opt for opt in map(_option, text.splitlines()) if opt)
+
+
+def verify(config_text: str, fragments: list[Fragment]) -> list[Mismatch]:
+    """The requested options whose value in the .config differs."""
+    have = read_config(config_text)
+    bad = []
+    for opt, (want, frag) in requested(fragments).items():
+        got = have.get(opt, "n")
+        if got != want:
+            bad.append(Mismatch(opt, want, got, frag))
+    return bad
+
+
+# --- why did an option not stick? -----------------------------------------
+
+_KEYWORDS = ("config", "menuconfig", "choice", "endchoice", "menu", "endmenu",
+             "if", "endif", "source", "comment", "mainmenu")
+
+
+@dataclass
+class KconfigEntry:
+    symbol: str
+    file: str
+    has_prompt: bool
+    depends: list[str]
+    selected_by: list[str] = field(default_factory=list)
+
+
+def _kconfig_files(srctree: Path, arch: str = "x86") -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(srctree):
+        rel = os.path.relpath(dirpath, srctree)
+        parts = rel.split(os.sep)
+        # other architectures' Kconfig files would only confuse the answer
+        if parts[0] == "arch" and len(parts) > 1 and parts[1] != arch:
+            dirnames[:] = []
+            continue
+        if parts[0] in (".git", "Documentation", "tools") or "_build" in parts:
+            dirnames[:] = []
+            continue
+        for f in filenames:
+            if f.startswith("Kconfig"):
+                out.append(Path(dirpath) / f)
+    return out
+
+
+def _indent(line: str) -> int:
+    return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
+
+
+def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntry]]:
+    """Kconfig definitions of the given symbols (without CONFIG_).
+
+    An entry's dependencies include the `if` blocks around it in its own
+    file (not those of the files that source it); help texts are skipped.
+    """
+    found: dict[str, list[KconfigEntry]] = {}
+    selectors: dict[str, list[str]] = {}
+    types = ("bool", "tristate", "int", "hex", "string")
+    for path in _kconfig_files(srctree):
+        # join continuation lines ("depends on A || \\\n B")
+        lines = path.read_text(errors="replace").replace("\\\n", " ").splitlines()
+        rel = str(path.relative_to(srctree))
+        ifs: list[str] = []
+        entry: KconfigEntry | None = None   # the wanted entry being read
+        current: str | None = None          # any config entry being read
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            w = line.split()
+            if not w or w[0].startswith("#"):
+                continue
+            kw = w[0]
+            if kw in ("help", "---help---"):
+                base = _indent(line)
+                while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
+                    i += 1
+                continue
+            if kw == "if":
+                ifs.append(" ".join(w[1:]))
+            elif kw == "endif":
+                if ifs:
+                    ifs.pop()
+            elif kw in ("config", "menuconfig") and len(w) >= 2:
+                current = w[1]
+                entry = None
+                if current in symbols:
+                    entry = KconfigEntry(current, rel, False, list(ifs))
+                    found.setdefault(current, []).append(entry)
+                continue
+            if kw in _KEYWORDS:
+                entry = current = None
+                continue
+            if kw == "select" and len(w) >= 2 and w[1] in symbols and current:
+                selectors.setdefault(w[1], []).append(current)
+            if entry is None:
+                continue
+            if w[:2] == ["depends", "on"]:
+                entry.depends.append(" ".join(w[2:]))
+            elif (kw in types and len(w) > 1) or kw == "prompt":
+                entry.has_prompt = True
+    for sym, by in selectors.items():
+        for e in found.get(sym, []):
+            e.selected_by = sorted(set(by))
+    return found
+
+
+def explain(srctree: Path, config_text: str, mismatches: list[Mismatch],
+            version: str) -> list[Mismatch]:
+    """The same mismatches, each with a `why` read from the tree's Kconfig."""
+    have = read_config(config_text)
+    syms = {m.option[len("CONFIG_"):] for m in mismatches}
+    entries = find_entries(srctree, syms)
+    out = []
+    for m in mismatches:
+        sym = m.option[len("CONFIG_"):]
+        defs = entries.get(sym)
+        if not defs:
+            why = f"unknown to linux {version} (no Kconfig file defines {sym})"
+            out.append(Mismatch(m.option, m.wanted, m.got, m.fragment, why, unknown=True))
+            continue
+        else:
+            deps = [d for e in defs for d in e.depends]
+            off = []
+            for d in deps:
+                for neg, tok in re.findall(r"(!?)\s*([A-Za-z0-9_]+)", d):
+                    if neg or tok in ("y", "m", "n") or tok.isdigit() or not tok.isupper():
+                        continue
+                    val = have.get("CONFIG_" + tok, "n")
+                    if val == "n" and tok not in off:
+                        off.append(tok)
+            parts = []
+            if m.wanted == "n":
+                on = [s for s in defs[0].selected_by if have.get("CONFIG_" + s, "n") != "n"]
+                if on:
+                    parts.append("selected by " + ", ".join(on) + " (turn those off too)")
+            if deps and m.wanted != "n":
+                parts.append("depends on " + " && ".join(f"({d})" if len(deps) > 1 else d for d in deps))
+            if off:
+                parts.append("not set here: " + ", ".join(off))
+            if not any(e.has_prompt for e in defs):
+                parts.append("it has no prompt: only a 'select' can turn it on")
+            why = "; ".join(parts) + f" [{defs[0].file}]" if parts else f"see {defs[0].file}"
+        out.append(Mismatch(m.option, m.wanted, m.got, m.fragment, why))
+    return out
+
+
+def excused(mismatches: list[Mismatch], fragments) -> list[Mismatch]:
+    """The explained mismatches a `# where-defined:` line allows: the option
+    is unknown to this kernel and its fragment asked for it only where defined.
+    (A later fragment asking for the same option plainly is not excused.)"""
+    owner = {}
+    for f in fragments:
+        for opt, _ in f.options:
+            owner[opt] = f
+    return [m for m in mismatches if m.unknown and m.option in owner[m.option].where_defined]
