@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "camera.h"
+#include "protocol.h"
 
 /* Fresh state (a is zeroed by the caller). */
 void agent_init(struct agent *a)
@@ -88,6 +88,15 @@ bool is_gone_errno(int err)
 {
 	return err == ENODEV || err == ENOENT || err == ENXIO || err == EIO ||
 	       err == ESHUTDOWN;
+}
+
+unsigned int cameras_found(const struct agent *a)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < a->ncam; i++)
+		n += a->cam[i].found;
+	return n;
 }
 
 uint64_t sum_cam(const struct agent *a, size_t off)

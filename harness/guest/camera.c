@@ -244,15 +244,6 @@ void scan_cameras(struct agent *a, uint64_t now)
 	}
 }
 
-unsigned int cameras_found(const struct agent *a)
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < a->ncam; i++)
-		n += a->cam[i].found;
-	return n;
-}
-
 bool any_absent(const struct agent *a)
 {
 	unsigned int i;

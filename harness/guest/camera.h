@@ -11,14 +11,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent.h"
+#include "state.h"
 
 void scan_cameras(struct agent *a, uint64_t now);
 void camera_attach(struct agent *a, struct camera *c, int fd,
 		   const char *path, uint64_t now);
 void camera_cycle(struct agent *a, struct camera *c, uint64_t now);
 void camera_mark_absent(struct agent *a, struct camera *c, uint64_t now);
-unsigned int cameras_found(const struct agent *a);
 /* A slot without an open camera, or fewer cameras than asked for? */
 bool any_absent(const struct agent *a);
 

@@ -12,6 +12,7 @@
 
 #include "agent.h"
 #include "input.h"
+#include "protocol.h"
 
 #define INPUT_GRACE_NS		(2 * NSEC_PER_SEC)
 

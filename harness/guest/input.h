@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent.h"
+#include "state.h"
 
 void expected_input_phys(const char *bus_info, char *out, size_t len);
 bool input_present(const char *bus_info);

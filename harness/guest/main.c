@@ -16,8 +16,10 @@
  * Source layout, one concern a file (each with its header):
  *   main.c      this: the command line, the phases in order, the exit code
  *   options.c   options, --help text, argument parsing
- *   agent.c     the state (struct agent, struct camera in agent.h), error
- *               recording, the exit code after a run
+ *   state.h     the state's types: struct agent, struct camera
+ *   protocol.h  the name, output line prefixes, JSON version, exit codes
+ *   agent.c     the state as a whole: fresh state, error recording, the
+ *               exit code after a run, counts and sums over the cameras
  *   run.c       signals, the wait for the cameras, the main loop
  *   camera.c    a camera's life: scan, attach, close/open cycle, disconnect
  *   video.c     the V4L2 video node: probe, controls, subscribe, dequeue
@@ -38,8 +40,8 @@
 #include <sys/prctl.h>
 
 #include "agent.h"
-#include "camera.h"
 #include "options.h"
+#include "protocol.h"
 #include "result.h"
 #include "run.h"
 

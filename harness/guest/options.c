@@ -6,9 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent.h"
 #include "io.h"
 #include "options.h"
+#include "protocol.h"
 
 const char usage_text[] =
 "Usage: " AGENT_NAME " [OPTIONS]\n"

@@ -10,8 +10,8 @@
 
 #include "agent.h"
 #include "io.h"
-#include "camera.h"
 #include "json.h"
+#include "protocol.h"
 #include "result.h"
 
 static void json_camera(struct jw *w, const struct camera *c)

@@ -78,8 +78,8 @@
 
 #include <stdint.h>
 
-#include "agent.h"
 #include "json.h"
+#include "state.h"
 
 /* The result object (without the line prefix) into w. */
 void json_build(struct jw *w, const struct agent *a, int exit_code,

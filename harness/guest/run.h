@@ -10,7 +10,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "agent.h"
+#include "state.h"
 
 /* Longest wait for a camera's input device before the first open. */
 #define SETTLE_MAX_S	3.0

@@ -13,7 +13,7 @@
 
 #include <linux/videodev2.h>
 
-#include "agent.h"
+#include "state.h"
 
 enum probe_result { PROBE_OK, PROBE_NOT_UVC, PROBE_ERRNO };
 

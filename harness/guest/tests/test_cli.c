@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "protocol.h"
 #include "tests.h"
 #include "timing.h"
 

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "camera.h"
+#include "agent.h"
+#include "protocol.h"
 #include "result.h"
 #include "run.h"
 #include "tests.h"
