@@ -1,6 +1,6 @@
 """python3 -m harness"""
 import sys
 
-from .cli import main
+from .cli.main import main
 
 sys.exit(main())

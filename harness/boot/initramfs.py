@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..reports import failnth
 from .. import paths, proc
 from ..errors import BuildError, EnvError, InputError
 from ..kernel.kbuild import Artifacts
+from .settings import FAIL_NTH_PATHS
 
 BUSYBOX = Path("/bin/busybox")
 INIT = paths.GUEST / "init"
@@ -58,7 +58,7 @@ class RunConfig:
     settle: float = 0
     kmemleak: str = "auto"          # auto | off
     fail_nth_driver: str = ""
-    fail_nth_paths: tuple[str, ...] = failnth.PATHS
+    fail_nth_paths: tuple[str, ...] = FAIL_NTH_PATHS
     fail_nth_max: int = 500
     tools: tuple[tuple[str, str], ...] = ()   # (guest path, host file): more programs
                                               # in the run's overlay (dmaharness-capture)
@@ -72,7 +72,7 @@ class RunConfig:
             return      # the fail-nth settings are not used
         if "/" in d or d in (".", "..") or len(d) >= 64 or any(c.isspace() for c in d):
             raise InputError(f"{d!r} is not a USB driver name")
-        bad = [p for p in self.fail_nth_paths if p not in failnth.PATHS]
+        bad = [p for p in self.fail_nth_paths if p not in FAIL_NTH_PATHS]
         if bad or not self.fail_nth_paths or len(set(self.fail_nth_paths)) != len(self.fail_nth_paths):
             raise InputError(f"fail-nth paths must be probe, disconnect or both (each once), "
                              f"not {' '.join(self.fail_nth_paths) or 'none'}")

@@ -19,7 +19,6 @@ import shlex
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Mapping
 
-from ..reports import failnth
 from ..kernel import profiles
 from ..devices import usbhost
 from ..devices.camera import Flood
@@ -142,6 +141,10 @@ def _words(v: Any) -> tuple[str, ...]:
         raise InputError(f"cannot split {v!r}: {e}") from None
 
 
+# the paths the guest's dmaharness-failnth walks (harness/guest/failnth.h)
+FAIL_NTH_PATHS = ("probe", "disconnect")
+
+
 def _fail_paths(v: Any) -> tuple[str, ...]:
     """`probe,disconnect`, `probe`, `none` (or a list of them) -> the paths, in order."""
     words = v if isinstance(v, (list, tuple)) else [w for w in _string(v).split(",") if w.strip()]
@@ -150,10 +153,10 @@ def _fail_paths(v: Any) -> tuple[str, ...]:
         w = _string(w).strip()
         if w == "none":
             continue
-        if w not in failnth.PATHS:
+        if w not in FAIL_NTH_PATHS:
             raise InputError(f"{w!r} is not a fail-nth path (probe, disconnect, none)")
         out.append(w)
-    return tuple(p for p in failnth.PATHS if p in out)
+    return tuple(p for p in FAIL_NTH_PATHS if p in out)
 
 
 def _devices(v: Any) -> tuple[str, ...]:

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Optional
 
 from . import bisect, pointing
 from .. import errors, jsonout, paths
 from ..boot import initramfs, settings
+from ..boot.settings import BootSettings, FloodSettings
+from ..errors import HarnessError
 from ..kernel import kbuild, series
+from ..reports import engine
 from .case import load_case
-from ..pipeline import FloodRunner, VariantSpec, new_run_dir, target, with_profile
+from ..pipeline import (FloodJob, FloodRun, RunRequest, VariantSpec, build, flood_once,
+                        new_run_dir, run_parallel, target, with_profile)
 from ..progress import Progress, fmt_duration
 
 
@@ -31,6 +36,106 @@ def flood_settings(case_path: Path | None, flags: Mapping[str, Any]
                    ) -> tuple[settings.BootSettings, settings.FloodSettings]:
     """defaults < the profile's run table < the case's [run] table < flags (harness.settings)."""
     return settings.resolve(case_run(case_path), flags)
+
+
+# --- a flood run as bisection evidence ------------------------------------------------------
+
+def classify_run(fr: FloodRun, matcher: bisect.Matcher) -> bisect.RunOutcome:
+    """A flood run as bisection evidence: hit, clean, failed or infra."""
+    text = fr.result.console.read_text(errors="replace") if fr.result.console.is_file() else ""
+    titles = matcher.matching([r.title for r in engine.parse(text)])
+    where, wall = str(fr.run_dir), getattr(fr.result, "wall", 0.0)
+    if titles:      # even from a run that then panicked: the signature was seen
+        return bisect.RunOutcome(bisect.HIT, titles, where, wall)
+    if fr.crashed:
+        return bisect.RunOutcome(bisect.INFRA, [], f"fake camera crashed; {where}", wall)
+    if fr.agent is not None and fr.result.outcome in ("ok", "guest-error"):
+        return bisect.RunOutcome(bisect.CLEAN, [], where, wall)
+    why = fr.result.describe() if fr.agent is not None or not fr.result.ok else \
+        "the guest agent printed no result"
+    return bisect.RunOutcome(bisect.FAILED, [], f"{why}; {where}", wall)
+
+
+class FloodRunner:
+    """bisect.Runner over kernel variants: build through the cache, flood, classify.
+
+    ``variant_for(prefix)`` gives the kernel of a step; runs of a step go
+    to ``folder/<name_fmt>`` and are booted ``count`` at once.
+    """
+
+    def __init__(self, variant_for: Callable[[int], kbuild.AnyVariant], matcher: bisect.Matcher,
+                 boot_: BootSettings, flood: FloodSettings, folder: Path, progress: Progress, *,
+                 jobs: int | None = None, force: bool = False, command: str = "bisect",
+                 name_fmt: str = "p{prefix}-{n}"):
+        self.variant_for, self.matcher = variant_for, matcher
+        self.boot, self.flood, self.folder, self.prog = boot_, flood, folder, progress
+        self.jobs, self.force, self.command, self.name_fmt = jobs, force, command, name_fmt
+        self.builds: dict[int, kbuild.BuildResult] = {}     # given, or built by build()
+
+    def key(self, prefix: int) -> str:
+        return kbuild.variant_key(self.variant_for(prefix))
+
+    def build(self, prefix: int, need_tree: bool = False) -> Optional[str]:
+        try:
+            self.builds[prefix] = kbuild.build(self.variant_for(prefix), jobs=self.jobs,
+                                               progress=self.prog, force=self.force,
+                                               need_tree=need_tree)
+        except (errors.BuildError, errors.InputError) as e:
+            return e.message.splitlines()[0]
+        return None
+
+    def tree_for(self, prefix: int) -> kbuild.BuildResult | None:
+        """The build of a prefix with its work tree present (built again if pruned)."""
+        self.build(prefix, need_tree=True)
+        return self.builds.get(prefix)
+
+    def run(self, prefix: int, first: int, count: int) -> list[bisect.RunOutcome]:
+        if prefix not in self.builds:     # resumed half-way: the build is cached
+            why = self.build(prefix)
+            if why:
+                return [bisect.RunOutcome(bisect.FAILED, [], f"build: {why}")] * count
+
+        def one(i: int) -> bisect.RunOutcome:
+            d = self.folder / self.name_fmt.format(prefix=prefix, n=first + i + 1)
+            shutil.rmtree(d, ignore_errors=True)
+            try:
+                fr = flood_once(FloodJob(self.builds[prefix], d, self.boot, self.flood,
+                                         self.command), self.prog)
+            except errors.EnvError:
+                raise
+            except HarnessError as e:
+                return bisect.RunOutcome(bisect.INFRA, [], f"{e.message}; {d}")
+            return classify_run(fr, self.matcher)
+
+        self.prog.note(f"[{self.command}] prefix {prefix}: runs {first + 1}..{first + count}")
+        return run_parallel(range(count), one, count)
+
+
+def bisect_run_job(req: RunRequest, signature: str, progress: Progress) -> dict:
+    """`run --bisect-signature`: a bisection campaign's job.  One flood of
+    the prefix's kernel, classified as a local bisection's run is (hit,
+    clean, failed, infra: classify_run); a kernel that does not build or a
+    patch that does not apply is a failed run ("build: ..."), as FloodRunner
+    makes it.  Only a missing tool or a bad series is raised: the job failed."""
+    matcher = bisect.Matcher(signature)
+    t = target(req.variant)
+    key = kbuild.variant_key(t.variant())
+    try:
+        res = build(t, progress=progress)
+    except (errors.BuildError, errors.InputError) as e:     # FloodRunner.build's skip
+        out = bisect.RunOutcome(bisect.FAILED, [], f"build: {e.message.splitlines()[0]}")
+    else:
+        run_dir = req.run_dir or new_run_dir(f"bisect-{t.name}")
+        try:
+            out = classify_run(flood_once(FloodJob(res, run_dir, req.boot, req.flood,
+                                                   command="bisect"), progress), matcher)
+        except errors.EnvError:
+            raise
+        except HarnessError as e:
+            out = bisect.RunOutcome(bisect.INFRA, [], f"{e.message}; {run_dir}")
+    return {"command": "run", "ok": True, "signature": signature, "prefix": req.variant.prefix,
+            "key": key, "bisect_run": out.to_json(), **t.to_json()}
+
 
 
 # --- bisect ----------------------------------------------------------------------------

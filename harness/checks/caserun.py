@@ -3,21 +3,23 @@
 The variants are built first, one after the other (each seeded from the
 last, so each is an incremental build), then booted ``parallel`` at a
 time.  The outcome is enriched (file:line, structure layouts) and written
-as outcome.json and a self-contained report.html in the case's folder.
+as outcome.json; the run's traces (reports, the agent's series) go with
+the result, for the page (harness.output.htmlreport.write_case).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Optional
 
 from . import diff, enrich
 from .. import errors, jsonout, paths
-from ..output import htmlreport
+from ..devices import agentresult
 from ..kernel import kbuild, symbolize
 from ..reports import engine
+from ..reports.engine import Report
 from ..boot import settings
 from .case import Case, load_case
 from ..pipeline import (FloodJob, Target, VariantSpec, flood_once, new_run_dir, run_parallel, target, with_profile)
@@ -35,14 +37,33 @@ class CaseRequest:
 
 
 @dataclass
+class RunTrace:
+    """One boot: its reports and the agent's per-second series."""
+
+    label: str                         # "bug #1", "fix #2", ...
+    reports: list[Report]
+    per_second: list[int] = field(default_factory=list)   # status events, one per second
+    series_start: float = 0.0          # seconds since boot of per_second[0]
+    frames: Optional[Callable[[Report], list[str]]] = None
+    """Symbolized stack lines of a report (e.g. harness.symbolize); None: as printed."""
+    source: Optional[str] = None       # console log path, shown as text
+
+
+@dataclass
 class CaseResult:
     case: Case
     target: Target
     outcome: diff.Outcome
     folder: Path
-    html: Path
     outcome_json: Path
     settings: dict
+    traces: list[RunTrace] = field(default_factory=list)
+    title: str = ""
+
+    @property
+    def html(self) -> Path:
+        """Where the run's page goes (harness.output.htmlreport.write_case)."""
+        return self.folder / "report.html"
 
     @property
     def matches(self) -> bool:
@@ -151,8 +172,8 @@ def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
         if fr.result.outcome not in ("ok", "panic", "guest-error") or fr.crashed:
             failures.append(f"{v.name} run {r + 1}: " + (
                 fr.device_error().message.splitlines()[0] if fr.crashed else fr.result.describe()))
-        series_, start = htmlreport.agent_series(fr.agent)
-        traces.append(htmlreport.RunTrace(f"{v.name} #{r + 1}", reps, series_, start or 0.0,
+        series_, start = agentresult.agent_series(fr.agent)
+        traces.append(RunTrace(f"{v.name} #{r + 1}", reps, series_, start or 0.0,
                                           syms[v.name].format_report, str(fr.result.console)))
     if failures:
         raise errors.GuestError("the case could not run cleanly: " + "; ".join(failures))
@@ -167,9 +188,8 @@ def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
             enrich.annotate_outcome(outcome, {v.name: builds[v.name].artifacts.dir})
     out_json = top / "outcome.json"
     jsonout.write(out_json, outcome.to_json())
-    html = htmlreport.write(top / "report.html", outcome, traces,
-                            title=f"dmaharness: {case.name} on linux {t.version}"
-                                  + (f" ({t.checkout.path} at {t.checkout.short})" if t.checkout else ""))
-    return CaseResult(case, t, outcome, top, html, out_json,
+    title = (f"dmaharness: {case.name} on linux {t.version}"
+             + (f" ({t.checkout.path} at {t.checkout.short})" if t.checkout else ""))
+    return CaseResult(case, t, outcome, top, out_json,
                       {"boot": boot_.__dict__ | {"qemu_opts": list(boot_.qemu_opts)},
-                       "flood": settings.flood_json(flood)})
+                       "flood": settings.flood_json(flood)}, traces, title)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Optional
 
 from .camera import Camera
 
@@ -63,3 +64,19 @@ def summarize(agent: dict | None, cams: list[Camera], duration: float) -> dict:
                  for c in cams)
     out["fake_device_cpu_s"] = round(fd_cpu, 3)
     return out
+
+
+def agent_series(agent: Optional[dict], name: str = "events_dequeued"
+                 ) -> tuple[list[int], Optional[float]]:
+    """One per-second series of the guest agent's JSON (``--series``), and
+    its start in seconds since boot when the agent reports one
+    (``run_start_s``, CLOCK_MONOTONIC, the clock of printk's timestamps);
+    ([], None) when the agent gave no series."""
+    series = (agent or {}).get("series") or {}
+    values = series.get(name) if isinstance(series, dict) else None
+    if not isinstance(values, list):
+        return [], None
+    start = (agent or {}).get("run_start_s")
+    clean = [int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+             for v in values]
+    return clean, float(start) if isinstance(start, (int, float)) else None

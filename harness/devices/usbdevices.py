@@ -16,12 +16,7 @@ each interrupt IN endpoint with usbmon.  Its lines::
 
 become the result's "devices" list.
 
-A device's dmesg is clean (`dmesg_check`) when the run's console holds no
-kernel report but the detector's cache-line sharing findings (those are
-the tool's output, listed apart), and no kernel line about the device (by
-its sysfs name, or its HID name 0003:VVVV:PPPP) says error, failed, unable,
-invalid, too short, not supported or the like: a faithful profile binds its
-driver without complaint.
+Whether a device's dmesg is clean is harness.reports.dmesg's to say.
 """
 
 from __future__ import annotations
@@ -33,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths, proc
-from ..reports import engine
 from ..errors import InputError
 
 PROFILES_DIR = paths.REPO / "fake-device" / "profiles"
@@ -380,31 +374,3 @@ def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[Dev
         elif words[:1] == ["endpoint"] and len(words) == 4 and words[3].isdigit():
             r.completions[words[1]] = int(words[3])
     return out
-
-
-# a kernel line that complains (matched case-blind, as whole words)
-_COMPLAINT = re.compile(r"\b(errors?|fail(?:s|ed|ure)?|unable|can't|cannot|couldn't|invalid|bad|"
-                        r"too (?:short|long|big|small)|not supported|unsupported|unexpected|"
-                        r"timed? ?out|overflow|garbage|corrupt(?:ed)?|malformed|stall(?:ed)?|"
-                        r"broken|refus(?:e|ed))\b", re.I)
-_KMSG = re.compile(r"^\s*(?:<\d+>)?\[\s*\d+\.\d+\]\s*(?:\[\s*[TC]\d+\]\s*)?(.*)$")
-SHARING = "shares a cache line with other data of its object"   # the detector's finding
-
-
-def dmesg_check(console: str, results: list[DeviceResult]) -> dict:
-    """Fill each result's `dmesg` with the kernel lines that complain about
-    it; return the run's verdict: {"clean", "reports" (titles of the
-    kernel reports that are not sharing findings), "sharing_findings"}."""
-    found = engine.parse(console)
-    other = [r for r in found if SHARING not in (r.message or "")]
-    kmsg = [m.group(1) for ln in console.splitlines() if (m := _KMSG.match(ln))]
-    for r in results:
-        if not r.sysname:
-            continue
-        vid, pid = (int(x, 16) for x in r.id.split(":"))
-        me = re.compile(rf"(?<![\w.-]){re.escape(r.sysname)}(?![\w.-])(?::\d+\.\d+)?"
-                        rf"|\b0003:{vid:04X}:{pid:04X}\.")
-        r.dmesg = [ln for ln in kmsg if me.search(ln) and _COMPLAINT.search(ln)][:30]
-    return {"clean": not other and not any(r.dmesg for r in results),
-            "reports": sorted({r.title for r in other}),
-            "sharing_findings": sorted({r.title for r in found if r not in other})}

@@ -22,11 +22,11 @@ Content, top to bottom:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Sequence
 
+from ..checks.caserun import CaseResult, RunTrace
 from ..checks.diff import Outcome
 from ..reports.engine import Report, fold
 
@@ -50,35 +50,6 @@ details{margin:.2em 0}summary{cursor:pointer}
 pre.layout .buf{background:#fdd;font-weight:bold}pre.layout .share{background:#ffe8b0}
 svg text{font:11px sans-serif}
 """
-
-
-@dataclass
-class RunTrace:
-    """One boot: its reports and the agent's per-second series."""
-
-    label: str                         # "bug #1", "fix #2", ...
-    reports: list[Report]
-    per_second: list[int] = field(default_factory=list)   # status events, one per second
-    series_start: float = 0.0          # seconds since boot of per_second[0]
-    frames: Optional[Callable[[Report], list[str]]] = None
-    """Symbolized stack lines of a report (e.g. harness.symbolize); None: as printed."""
-    source: Optional[str] = None       # console log path, shown as text
-
-
-def agent_series(agent: Optional[dict], name: str = "events_dequeued"
-                 ) -> tuple[list[int], Optional[float]]:
-    """One per-second series of the guest agent's JSON (``--series``), and
-    its start in seconds since boot when the agent reports one
-    (``run_start_s``, CLOCK_MONOTONIC, the clock of printk's timestamps);
-    ([], None) when the agent gave no series."""
-    series = (agent or {}).get("series") or {}
-    values = series.get(name) if isinstance(series, dict) else None
-    if not isinstance(values, list):
-        return [], None
-    start = (agent or {}).get("run_start_s")
-    clean = [int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-             for v in values]
-    return clean, float(start) if isinstance(start, (int, float)) else None
 
 
 def _e(s: object) -> str:
@@ -301,3 +272,8 @@ def write(path: Path | str, outcome: Outcome, runs: Sequence[RunTrace], **kw) ->
     tmp.write_text(render(outcome, runs, **kw), encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def write_case(res: CaseResult) -> Path:
+    """A case run's page (`run --case`), where its result says it is."""
+    return write(res.html, res.outcome, res.traces, title=res.title)

@@ -77,7 +77,6 @@ from typing import Iterator, Optional
 from . import engine
 from ..jsonout import JSON_VERSION
 
-PATHS = ("probe", "disconnect")
 OUTCOMES = ("not-reached", "clean", "left-bound", "tolerated", "lost", "partial", "died", "unknown")
 SUSPICIOUS = ("left-bound", "lost", "partial", "died", "unknown")
 RESULT_PREFIX = "DMAHARNESS-FAILNTH {"

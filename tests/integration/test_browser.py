@@ -23,6 +23,7 @@ from pathlib import Path
 
 from harness.checks import diff
 from harness.output import htmlreport, sweephtml
+from harness.checks.caserun import RunTrace
 from harness.checks.case import load_case
 from harness.reports.engine import parse
 from tests.unit.test_htmlreport import check
@@ -44,10 +45,10 @@ def case_report() -> str:
     after = [parse((FIX / n).read_text()) for n in ("after-1.log", "after-2.log")]
     outcome = diff.compare_case(case, before, {"fix": after})
     outcome.comparisons[0].diff.rows[0].layout = uvc_layout()
-    runs = [htmlreport.RunTrace("bug #1", before[0], [900, 1000, 1010, 990], 29.0),
-            htmlreport.RunTrace("bug #2", before[1], [880, 1005], 29.5),
-            htmlreport.RunTrace("fix #1", after[0], [1000, 1000, 1000], 28.0),
-            htmlreport.RunTrace("fix #2", after[1], [990, 1000], 28.0)]
+    runs = [RunTrace("bug #1", before[0], [900, 1000, 1010, 990], 29.0),
+            RunTrace("bug #2", before[1], [880, 1005], 29.5),
+            RunTrace("fix #1", after[0], [1000, 1000, 1000], 28.0),
+            RunTrace("fix #2", after[1], [990, 1000], 28.0)]
     return htmlreport.render(outcome, runs, title="dmaharness: diff-fixture")
 
 

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from harness.checks import bisect
-from harness import pipeline
+from harness.checks import bisectjob
 from harness.checks.bisect import BAD, CLEAN, FAILED, GOOD, HIT, INFRA, SKIP, Policy, RunOutcome
 from harness.errors import InputError
 
@@ -268,13 +268,13 @@ class ClassifyTest(unittest.TestCase):
     def test_hit_clean_failed_infra(self):
         with tempfile.TemporaryDirectory() as d:
             m = bisect.Matcher("WARNING in foo_bar")
-            self.assertEqual(pipeline.classify_run(self.fr(d, self.LOG), m).status, HIT)
-            self.assertEqual(pipeline.classify_run(self.fr(d, self.LOG, "panic", False), m).status, HIT)
+            self.assertEqual(bisectjob.classify_run(self.fr(d, self.LOG), m).status, HIT)
+            self.assertEqual(bisectjob.classify_run(self.fr(d, self.LOG, "panic", False), m).status, HIT)
             other = bisect.Matcher("WARNING in other")
-            self.assertEqual(pipeline.classify_run(self.fr(d, self.LOG), other).status, CLEAN)
-            self.assertEqual(pipeline.classify_run(self.fr(d, "", "panic"), other).status, FAILED)
-            self.assertEqual(pipeline.classify_run(self.fr(d, "", "ok", False), other).status, FAILED)
-            self.assertEqual(pipeline.classify_run(self.fr(d, "", crashed=[1]), other).status, INFRA)
+            self.assertEqual(bisectjob.classify_run(self.fr(d, self.LOG), other).status, CLEAN)
+            self.assertEqual(bisectjob.classify_run(self.fr(d, "", "panic"), other).status, FAILED)
+            self.assertEqual(bisectjob.classify_run(self.fr(d, "", "ok", False), other).status, FAILED)
+            self.assertEqual(bisectjob.classify_run(self.fr(d, "", crashed=[1]), other).status, INFRA)
 
 
 if __name__ == "__main__":

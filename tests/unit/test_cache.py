@@ -11,7 +11,8 @@ from pathlib import Path
 from unittest import mock
 
 from harness.kernel import cache, kbuild
-from harness import cli, paths
+from harness import paths
+from harness.cli import main as cli
 
 
 class Prune(unittest.TestCase):

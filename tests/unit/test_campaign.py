@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.checks import bisect, caserun, diff
 from harness.campaign import campaign
-from harness import cli
+from harness.cli import main as cli
 from harness.reports import engine
 from harness.errors import InputError
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from unittest import mock
 
 from harness.kernel import ccachestats, fragments, kbuild
-from harness import cli, errors
+from harness import errors
+from harness.cli import main as cli
 from harness.errors import InputError
 from harness.progress import Progress
 

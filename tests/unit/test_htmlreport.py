@@ -6,6 +6,8 @@ from pathlib import Path
 
 from harness.checks import diff
 from harness.output import htmlreport
+from harness.checks.caserun import RunTrace
+from harness.devices import agentresult
 from harness.reports.engine import parse
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "diff"
@@ -61,11 +63,11 @@ class HtmlTest(unittest.TestCase):
         self.outcome = diff.Outcome([diff.compare(before, after, None, before_label="bug",
                                                   after_label="fix")], "uvc-status-buffer")
         self.runs = [
-            htmlreport.RunTrace("bug #1", before[0], [900, 1000, 1010, 990], 29.0,
+            RunTrace("bug #1", before[0], [900, 1000, 1010, 990], 29.0,
                                 source="/runs/a/console.log"),
-            htmlreport.RunTrace("bug #2", before[1], [880, 1005], 29.5),
-            htmlreport.RunTrace("fix #1", after[0], [1000, 1000, 1000], 28.0),
-            htmlreport.RunTrace("fix #2", after[1], [], 0.0,
+            RunTrace("bug #2", before[1], [880, 1005], 29.5),
+            RunTrace("fix #1", after[0], [1000, 1000, 1000], 28.0),
+            RunTrace("fix #2", after[1], [], 0.0,
                                 frames=lambda r: [f"{ln}  drivers/x.c:1" for ln in r.stack_lines]),
         ]
 
@@ -144,7 +146,7 @@ class HtmlTest(unittest.TestCase):
         self.assertIn("seconds since boot", "".join(c.text))
 
     def test_points_inside_the_frame(self):
-        runs = [htmlreport.RunTrace("a", [], [0, 1234, 17, 600], 3.0)]
+        runs = [RunTrace("a", [], [0, 1234, 17, 600], 3.0)]
         c = check(htmlreport.timeline_svg(runs, height=320))
         frame = next(a for t, a in c.tags if t == "rect")
         top, bottom = float(frame["y"]), float(frame["y"]) + float(frame["height"])
@@ -157,7 +159,7 @@ class HtmlTest(unittest.TestCase):
         self.assertIn("1400", labels)          # a tick above the maximum
 
     def test_legend_wraps(self):
-        runs = [htmlreport.RunTrace(f"fix-coherent-variant #{i}", [], [i, i + 1], 1.0)
+        runs = [RunTrace(f"fix-coherent-variant #{i}", [], [i, i + 1], 1.0)
                 for i in range(8)]
         c = check(htmlreport.timeline_svg(runs, width=600, height=300))
         svg = next(a for t, a in c.tags if t == "svg")
@@ -175,7 +177,7 @@ class HtmlTest(unittest.TestCase):
                      "[   1.000040]  f_<b>x+0x1/0x2\n[   1.000050]  </TASK>\n"
                      "[   1.000060] ---[ end trace 0000000000000000 ]---\n")
         o = diff.Outcome([diff.compare([runs], [[]], None)])
-        page = htmlreport.render(o, [htmlreport.RunTrace('x"><script>', runs, [1, 2], 0.5)])
+        page = htmlreport.render(o, [RunTrace('x"><script>', runs, [1, 2], 0.5)])
         c = check(page)
         self.assertEqual(c.errors, [])
         self.assertNotIn("script", [t for t, _ in c.tags])
@@ -184,7 +186,7 @@ class HtmlTest(unittest.TestCase):
 
     def test_empty(self):
         o = diff.Outcome([diff.compare([[]], [[]], None)])
-        page = htmlreport.render(o, [htmlreport.RunTrace("r", [])])
+        page = htmlreport.render(o, [RunTrace("r", [])])
         c = check(page)
         self.assertEqual(c.errors, [])
         self.assertIn("No timeline", "".join(c.text))
@@ -201,11 +203,11 @@ class HtmlTest(unittest.TestCase):
     def test_agent_series(self):
         agent = {"run_start_s": 12.5, "series": {"interval_s": 1, "events_dequeued": [3, 4, 5],
                                                   "cycles": [1, 1, 0]}}
-        self.assertEqual(htmlreport.agent_series(agent), ([3, 4, 5], 12.5))
-        self.assertEqual(htmlreport.agent_series(agent, "cycles"), ([1, 1, 0], 12.5))
-        self.assertEqual(htmlreport.agent_series({"series": {"events_dequeued": [1]}}), ([1], None))
-        self.assertEqual(htmlreport.agent_series(None), ([], None))
-        self.assertEqual(htmlreport.agent_series({"series": {}}), ([], None))
+        self.assertEqual(agentresult.agent_series(agent), ([3, 4, 5], 12.5))
+        self.assertEqual(agentresult.agent_series(agent, "cycles"), ([1, 1, 0], 12.5))
+        self.assertEqual(agentresult.agent_series({"series": {"events_dequeued": [1]}}), ([1], None))
+        self.assertEqual(agentresult.agent_series(None), ([], None))
+        self.assertEqual(agentresult.agent_series({"series": {}}), ([], None))
 
     def test_write(self):
         import tempfile

@@ -8,7 +8,8 @@ from unittest import mock
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness import cli, errors, pipeline
+from harness import errors, pipeline
+from harness.cli import main as cli
 from harness.boot import initramfs, insnprof, settings
 
 SYSTEM_MAP = """\

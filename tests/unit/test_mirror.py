@@ -21,7 +21,7 @@ from unittest import mock
 
 from harness.checks import bisect, bisectjob
 from harness.kernel import checkout, kbuild, mirror, series
-from harness import cli
+from harness.cli import main as cli
 from harness.errors import EnvError, InputError
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]

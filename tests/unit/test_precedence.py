@@ -15,7 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 from harness.checks import bisectjob, caserun
-from harness import cli, pipeline
+from harness.cli import main as cli
 from harness.kernel import kbuild
 from harness.boot import settings
 
@@ -121,7 +121,7 @@ class Precedence(unittest.TestCase):
 
         with mock.patch.object(bisectjob.kbuild, "build", side_effect=fake_build), \
                 mock.patch.object(bisectjob.initramfs, "build_agent", return_value=Path("/bin/true")), \
-                mock.patch.object(pipeline.FloodRunner, "run", fake_run):
+                mock.patch.object(bisectjob.FloodRunner, "run", fake_run):
             with self.assertRaises(Captured) as cm:
                 # bisect-run reports exceptions as exit codes: call its core directly
                 a = cli.bisect_run_args(["--signature", "x", "--tree", str(repo), "--case",

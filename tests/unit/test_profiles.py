@@ -9,7 +9,8 @@ from pathlib import Path
 from unittest import mock
 
 from harness.checks import caserun
-from harness import cli, errors, pipeline
+from harness import errors, pipeline
+from harness.cli import main as cli
 from harness.kernel import fragments, kbuild, profiles
 from harness.boot import settings
 

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 from unittest import mock
 
 from harness.boot import bootlog, initramfs, qemu, settings
-from harness import cli, pipeline
+from harness import pipeline
+from harness.cli import main as cli
 
 
 class QemuOpts(unittest.TestCase):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from harness.devices import camera, usbdevices
 from harness.boot import settings
+from harness.reports import dmesg
 from harness.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -176,7 +177,7 @@ class Dmesg(unittest.TestCase):
         console = SHARING_REPORT + "[    2.0] usb 1-1: new high-speed USB device number 2\n"
         r = self.results(console)
         self.assertEqual(r[0].sysname, "1-1")
-        v = usbdevices.dmesg_check(console, r)
+        v = dmesg.dmesg_check(console, r)
         self.assertTrue(v["clean"], v)
         self.assertEqual(v["reports"], [])
         self.assertEqual(len(v["sharing_findings"]), 1)
@@ -191,7 +192,7 @@ class Dmesg(unittest.TestCase):
             "[   21.3] usb 1-1: new high-speed USB device number 2 using xhci_hcd",
         ]) + "\n"
         r = self.results(console)
-        v = usbdevices.dmesg_check(console, r)
+        v = dmesg.dmesg_check(console, r)
         self.assertFalse(v["clean"])
         self.assertEqual(r[0].dmesg, ["hid-generic 0003:046D:C31C.0003: Event data for report 0 "
                                       "was too short (8 vs 5)"])
@@ -210,7 +211,7 @@ class Dmesg(unittest.TestCase):
             "[    3.0]  </TASK>",
             "[    3.0] ---[ end trace 0000000000000000 ]---",
         ]) + "\n"
-        v = usbdevices.dmesg_check(console, self.results(console))
+        v = dmesg.dmesg_check(console, self.results(console))
         self.assertFalse(v["clean"])
         self.assertEqual(len(v["reports"]), 1)
         self.assertIn("usb_submit_urb", v["reports"][0])
