@@ -1,11 +1,11 @@
 """The run pipeline: a variant built, its initramfs, one boot, one flood.
 
 Every command goes through here: `build`, `boot`, `kunit` and `run` call
-one function each; `run --case` (harness.caserun), `bisect` and
-`bisect-run` (harness.bisectjob) repeat :func:`flood_once` over variants.
+one function each; `run --case` (harness.checks.caserun), `bisect` and
+`bisect-run` (harness.checks.bisectjob) repeat :func:`flood_once` over variants.
 A kernel is named by a :class:`Target` (Debian's linux-source-X.Y, or the
 user's own checkout with ``--tree``) plus patches and fragments; options
-arrive as typed requests (harness.settings for boot and flood settings),
+arrive as typed requests (harness.boot.settings for boot and flood settings),
 never as an argparse namespace.
 """
 
@@ -41,7 +41,7 @@ class VariantSpec:
     series: tuple[Path, ...] = ()             # applied after the base (detector) series
     prefix: int | None = None                 # only the first N patches of `series`
     fragments: tuple[str, ...] = ()           # names or files; () = the profile's set
-    profile: str | None = None                # harness.profiles; None = the default (dma)
+    profile: str | None = None                # harness.kernel.profiles; None = the default (dma)
     base_series: bool = True                  # patches/<version>/series (the detector)
     jobs: int | None = None
     force: bool = False
@@ -281,7 +281,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     hosts = [usbhost.find(s) for s in f.usb_host]
     if f.devices or hosts:
         # profiles and host devices instead of the built-in cameras, and a
-        # workload that holds their drivers' nodes open (harness.usbdevices)
+        # workload that holds their drivers' nodes open (harness.devices.usbdevices)
         if f.fail_nth:
             raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device "
                                     "or --usb-host")

@@ -7,7 +7,7 @@
   tests/run.py --update [unit|...]
                              rewrite the golden headers of tests/fixtures/logs/**/*.log
                              (TITLE:, ALT:, FRAME:, KIND:, RULE:, CORRUPTED:) from what
-                             harness.reports parses in them; review with git diff.
+                             harness.reports.engine parses in them; review with git diff.
                              With a suite, run it afterwards.
 """
 

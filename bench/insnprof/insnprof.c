@@ -16,7 +16,7 @@
  * bound by a few blocks' worth.
  *
  * Load it with:  -plugin path/to/insnprof.so,out=/tmp/profile.txt
- * harness/insnprof.py turns the file into instructions per kernel symbol.
+ * harness/boot/insnprof.py turns the file into instructions per kernel symbol.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -2,10 +2,10 @@ dmaharness-usb-profile 1
 name lifecam-nx6000
 description "Microsoft LifeCam NX-6000 (045e:00f8): UVC 1.00 + USB audio, a selector unit, an 8-byte status endpoint, a VideoStreaming header total that leaves out its color-matching descriptor; uvcvideo applies UVC_QUIRK_PROBE_MINMAX"
 source "video4linux-list mail, Gregor Jasny, 2008-06-26, Message-ID <20080626194804.GB18818@vidsoft.de> (no web address known)"
-source "fake-device/profiles/sources/04-microsoft-lifecam-nx6000.lsusb.txt (lsusb -v), converted by harness/lsusb.py"
+source "fake-device/profiles/sources/04-microsoft-lifecam-nx6000.lsusb.txt (lsusb -v), converted by harness/devices/lsusb.py"
 speed high
 
-# Rebuilt by harness/lsusb.py from fake-device/profiles/sources/04-microsoft-lifecam-nx6000.lsusb.txt; regenerate it with python3 -m harness.lsusb --regenerate (edit the converter, not this file).
+# Rebuilt by harness/devices/lsusb.py from fake-device/profiles/sources/04-microsoft-lifecam-nx6000.lsusb.txt; regenerate it with python3 -m harness.devices.lsusb --regenerate (edit the converter, not this file).
 # lsusb cannot show every byte; this profile supplies:
 #   - string 0, the LANGID list: 0x0409;
 #   - the 5-byte class-specific VideoControl interrupt endpoint descriptor (the configuration's notes say which value);

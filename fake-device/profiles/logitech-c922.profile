@@ -2,10 +2,10 @@ dmaharness-usb-profile 1
 name logitech-c922
 description "Logitech C922 Pro Stream Webcam (046d:085c): UVC 1.00 + USB audio, six Logitech extension units, an 11-byte UVC 1.0 processing unit; uvcvideo applies UVC_QUIRK_INVALID_DEVICE_SOF"
 source "https://lore.kernel.org/all/20220920-resend-hwtimestamp-v1-4-e9c14b258404@chromium.org/"
-source "fake-device/profiles/sources/01-logitech-c922.lsusb.txt (lsusb -v), converted by harness/lsusb.py"
+source "fake-device/profiles/sources/01-logitech-c922.lsusb.txt (lsusb -v), converted by harness/devices/lsusb.py"
 speed high
 
-# Rebuilt by harness/lsusb.py from fake-device/profiles/sources/01-logitech-c922.lsusb.txt; regenerate it with python3 -m harness.lsusb --regenerate (edit the converter, not this file).
+# Rebuilt by harness/devices/lsusb.py from fake-device/profiles/sources/01-logitech-c922.lsusb.txt; regenerate it with python3 -m harness.devices.lsusb --regenerate (edit the converter, not this file).
 # lsusb cannot show every byte; this profile supplies:
 #   - string 0, the LANGID list: 0x0409;
 #   - the 5-byte class-specific VideoControl interrupt endpoint descriptor (the configuration's notes say which value);

@@ -2,10 +2,10 @@ dmaharness-usb-profile 1
 name logitech-k120
 description "Logitech Keyboard K120 (046d:c31c): low-speed HID, a boot keyboard (interface 0) and consumer/system controls (interface 1); the report descriptors are reconstructions of the listing's lengths (lsusb showed them UNAVAILABLE)"
 source "https://mailman.alsa-project.org/hyperkitty/list/alsa-devel@alsa-project.org/message/QOQNQN4WL2I2PP2U7FFNRJAS5H6HDHGN/"
-source "fake-device/profiles/sources/05-logitech-k120-keyboard.lsusb.txt (lsusb -v), converted by harness/lsusb.py"
+source "fake-device/profiles/sources/05-logitech-k120-keyboard.lsusb.txt (lsusb -v), converted by harness/devices/lsusb.py"
 speed low
 
-# Rebuilt by harness/lsusb.py from fake-device/profiles/sources/05-logitech-k120-keyboard.lsusb.txt; regenerate it with python3 -m harness.lsusb --regenerate (edit the converter, not this file).
+# Rebuilt by harness/devices/lsusb.py from fake-device/profiles/sources/05-logitech-k120-keyboard.lsusb.txt; regenerate it with python3 -m harness.devices.lsusb --regenerate (edit the converter, not this file).
 # lsusb cannot show every byte; this profile supplies:
 #   - string 0, the LANGID list: 0x0409;
 #   - the answers marked 'synthesized:', exactly the requests a capture asks (fake-device/src/plan.c), in its order.

@@ -2,10 +2,10 @@ dmaharness-usb-profile 1
 name pl2303
 description "Prolific PL2303 USB-serial adapter (067b:2303, bcdDevice 3.00: pl2303 detects a PL2303TA): full speed, one vendor-class interface; pl2303's vendor register reads answered by hand"
 source "https://lore.kernel.org/linux-usb/CADuz4ON8Jj5unz_eeD--7n5kp2uQmqeyM_2-DTrTFKFwFtoudw@mail.gmail.com/"
-source "fake-device/profiles/sources/08-prolific-pl2303.lsusb.txt (lsusb -v), converted by harness/lsusb.py"
+source "fake-device/profiles/sources/08-prolific-pl2303.lsusb.txt (lsusb -v), converted by harness/devices/lsusb.py"
 speed full
 
-# Rebuilt by harness/lsusb.py from fake-device/profiles/sources/08-prolific-pl2303.lsusb.txt; regenerate it with python3 -m harness.lsusb --regenerate (edit the converter, not this file).
+# Rebuilt by harness/devices/lsusb.py from fake-device/profiles/sources/08-prolific-pl2303.lsusb.txt; regenerate it with python3 -m harness.devices.lsusb --regenerate (edit the converter, not this file).
 # lsusb cannot show every byte; this profile supplies:
 #   - string 0, the LANGID list: 0x0409;
 # Lines marked 'hand-written:' answer requests a capture never sends (FORMAT.md); a capture of the replay does not give them back.

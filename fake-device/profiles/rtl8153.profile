@@ -2,10 +2,10 @@ dmaharness-usb-profile 1
 name rtl8153
 description "Realtek RTL8153 Gigabit Ethernet (0bda:8153): SuperSpeed, configuration 1 vendor (r8152), configuration 2 CDC ECM; replayed as an ECM device: r8152's vendor register reads stall, so Linux keeps configuration 2 and an ECM driver binds"
 source "blog post by Bart Prokop, \"Saturday, 19th October 2024\" (a Markdown file in a public GitHub repository; no web address known)"
-source "fake-device/profiles/sources/07-realtek-rtl8153-ethernet.lsusb.txt (lsusb -v), converted by harness/lsusb.py"
+source "fake-device/profiles/sources/07-realtek-rtl8153-ethernet.lsusb.txt (lsusb -v), converted by harness/devices/lsusb.py"
 speed super
 
-# Rebuilt by harness/lsusb.py from fake-device/profiles/sources/07-realtek-rtl8153-ethernet.lsusb.txt; regenerate it with python3 -m harness.lsusb --regenerate (edit the converter, not this file).
+# Rebuilt by harness/devices/lsusb.py from fake-device/profiles/sources/07-realtek-rtl8153-ethernet.lsusb.txt; regenerate it with python3 -m harness.devices.lsusb --regenerate (edit the converter, not this file).
 # lsusb cannot show every byte; this profile supplies:
 #   - string 0, the LANGID list: 0x0409;
 #   - the SuperSpeed endpoint companions' bmAttributes and wBytesPerInterval (the configurations' notes);

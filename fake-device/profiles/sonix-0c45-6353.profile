@@ -2,10 +2,10 @@ dmaharness-usb-profile 1
 name sonix-0c45-6353
 description "Sonix USB film scanner (0c45:6353, Ion Slides Forever): UVC 1.00 with the output terminal and extension unit before the input terminal, still-image method 2 and a hardware trigger button (uvcvideo registers an input device)"
 source "https://lore.kernel.org/linux-media/687d087b-ae4c-6242-2991-800876d74cc4@sorcerersisle.com/"
-source "fake-device/profiles/sources/03-sonix-film-scanner-0c45-6353.lsusb.txt (lsusb -v), converted by harness/lsusb.py"
+source "fake-device/profiles/sources/03-sonix-film-scanner-0c45-6353.lsusb.txt (lsusb -v), converted by harness/devices/lsusb.py"
 speed high
 
-# Rebuilt by harness/lsusb.py from fake-device/profiles/sources/03-sonix-film-scanner-0c45-6353.lsusb.txt; regenerate it with python3 -m harness.lsusb --regenerate (edit the converter, not this file).
+# Rebuilt by harness/devices/lsusb.py from fake-device/profiles/sources/03-sonix-film-scanner-0c45-6353.lsusb.txt; regenerate it with python3 -m harness.devices.lsusb --regenerate (edit the converter, not this file).
 # lsusb cannot show every byte; this profile supplies:
 #   - string 0, the LANGID list: 0x0409;
 #   - the 5-byte class-specific VideoControl interrupt endpoint descriptor (the configuration's notes say which value);

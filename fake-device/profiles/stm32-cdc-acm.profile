@@ -2,10 +2,10 @@ dmaharness-usb-profile 1
 name stm32-cdc-acm
 description "STMicroelectronics STM32 Virtual ComPort (0483:5740): full-speed CDC ACM with header, call management, ACM and union functional descriptors"
 source "https://bugzilla.kernel.org/show_bug.cgi?id=212751"
-source "fake-device/profiles/sources/06-stm32-virtual-com-port-cdc-acm.lsusb.txt (lsusb -v), converted by harness/lsusb.py"
+source "fake-device/profiles/sources/06-stm32-virtual-com-port-cdc-acm.lsusb.txt (lsusb -v), converted by harness/devices/lsusb.py"
 speed full
 
-# Rebuilt by harness/lsusb.py from fake-device/profiles/sources/06-stm32-virtual-com-port-cdc-acm.lsusb.txt; regenerate it with python3 -m harness.lsusb --regenerate (edit the converter, not this file).
+# Rebuilt by harness/devices/lsusb.py from fake-device/profiles/sources/06-stm32-virtual-com-port-cdc-acm.lsusb.txt; regenerate it with python3 -m harness.devices.lsusb --regenerate (edit the converter, not this file).
 # lsusb cannot show every byte; this profile supplies:
 #   - string 0, the LANGID list: 0x0409;
 #   - the answers marked 'synthesized:', exactly the requests a capture asks (fake-device/src/plan.c), in its order.

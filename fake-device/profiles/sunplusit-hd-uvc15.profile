@@ -2,10 +2,10 @@ dmaharness-usb-profile 1
 name sunplusit-hd-uvc15
 description "SunplusIT HD Camera (2b7e:b752): UVC 1.50 (interface protocol 1, 48-byte probe control), two extension units, region-of-interest control, a DFU interface, BOS with a platform capability"
 source "https://lore.kernel.org/linux-media/20231028-uvc-power-v1-1-fa5c376abe78@chromium.org/"
-source "fake-device/profiles/sources/02-sunplusit-hd-camera-uvc15.lsusb.txt (lsusb -v), converted by harness/lsusb.py"
+source "fake-device/profiles/sources/02-sunplusit-hd-camera-uvc15.lsusb.txt (lsusb -v), converted by harness/devices/lsusb.py"
 speed high
 
-# Rebuilt by harness/lsusb.py from fake-device/profiles/sources/02-sunplusit-hd-camera-uvc15.lsusb.txt; regenerate it with python3 -m harness.lsusb --regenerate (edit the converter, not this file).
+# Rebuilt by harness/devices/lsusb.py from fake-device/profiles/sources/02-sunplusit-hd-camera-uvc15.lsusb.txt; regenerate it with python3 -m harness.devices.lsusb --regenerate (edit the converter, not this file).
 # lsusb cannot show every byte; this profile supplies:
 #   - string 0, the LANGID list: 0x0409;
 #   - the 5-byte class-specific VideoControl interrupt endpoint descriptor (the configuration's notes say which value);

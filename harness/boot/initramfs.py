@@ -40,7 +40,7 @@ class RunConfig:
     kmemleak          auto: when the kernel has kmemleak, the init forgets
                       what it would report before the workload and prints
                       what it finds after it (DMAHARNESS-KMEMLEAK block,
-                      harness.failnth); off: not
+                      harness.reports.failnth); off: not
     fail_nth_driver   a USB driver (e.g. uvcvideo): after the workload the
                       init runs dmaharness-failnth on it, which needs the
                       guest tools in the initramfs (needs_guest_tools);

@@ -160,7 +160,7 @@ def _fail_paths(v: Any) -> tuple[str, ...]:
 
 
 def _devices(v: Any) -> tuple[str, ...]:
-    """Profile names or files (harness.usbdevices resolves them at run time)."""
+    """Profile names or files (harness.devices.usbdevices resolves them at run time)."""
     words = v if isinstance(v, (list, tuple)) else [v]
     out = tuple(_string(w).strip() for w in words)
     if any(not w for w in out):
@@ -169,7 +169,7 @@ def _devices(v: Any) -> tuple[str, ...]:
 
 
 def _usb_hosts(v: Any) -> tuple[str, ...]:
-    """VID:PID or BUS-DEV words (harness.usbhost finds the devices at run time)."""
+    """VID:PID or BUS-DEV words (harness.devices.usbhost finds the devices at run time)."""
     words = v if isinstance(v, (list, tuple)) else [v]
     out = tuple(_string(w).strip() for w in words)
     for w in out:
@@ -284,7 +284,7 @@ def resolve(*layers: Mapping[str, Any], boot: BootSettings | None = None
 
     ``boot`` replaces the boot defaults (a command whose default differs, such
     as `boot`'s 300 s timeout for a whole boot).  The profile named by the
-    last layer that names one (harness.profiles) puts its ``run`` table
+    last layer that names one (harness.kernel.profiles) puts its ``run`` table
     right above the defaults.
     """
     b, f = boot or BootSettings(), FloodSettings()

@@ -76,7 +76,7 @@ def array_script(campaign_folder: Path, repo: Path) -> str:
     return f"""\
 #!/bin/sh
 # dmaharness campaign under Slurm: array task N runs line N of jobs.txt
-# (written by harness/slurm.py; sbatch keeps its own copy at submission)
+# (written by harness/campaign/slurm.py; sbatch keeps its own copy at submission)
 folder={folder}
 repo={repo_q}
 seq=${{SLURM_ARRAY_TASK_ID:-}}

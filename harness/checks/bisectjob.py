@@ -1,8 +1,8 @@
 """`bisect` over a quilt series, and `bisect-run`'s test of one commit.
 
-Both build through the one pipeline (harness.kernel.build: Debian's tree
+Both build through the one pipeline (harness.kernel.kbuild.build: Debian's tree
 or a mirror of the user's checkout), flood through harness.pipeline and
-decide with harness.bisect.
+decide with harness.checks.bisect.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def case_run(case_path: Path | None) -> Mapping[str, Any]:
 
 def flood_settings(case_path: Path | None, flags: Mapping[str, Any]
                    ) -> tuple[settings.BootSettings, settings.FloodSettings]:
-    """defaults < the profile's run table < the case's [run] table < flags (harness.settings)."""
+    """defaults < the profile's run table < the case's [run] table < flags (harness.boot.settings)."""
     return settings.resolve(case_run(case_path), flags)
 
 

@@ -24,7 +24,7 @@ is required; any other key is an error)::
     fixed = ["^DMA-API: .* in uvc_status_start$"]
     new_allowed = []                     # optional
 
-``[run]`` takes every setting of :mod:`harness.settings` that a case may
+``[run]`` takes every setting of :mod:`harness.boot.settings` that a case may
 fix (flood, duration, cycle_hz, phys_hz, cameras, hotplug, seed,
 agent_args, smp, memory, append, qemu_opts, timeout, silence), spelled as
 the flag without its dashes and with ``_`` for ``-``; a setting it leaves
@@ -78,7 +78,7 @@ class Case:
     description: str
     seed: str
     path: Path                      # the case.toml file, absolute
-    run: dict[str, Any]             # the [run] table's settings, typed (harness.settings)
+    run: dict[str, Any]             # the [run] table's settings, typed (harness.boot.settings)
     variants: tuple[CaseVariant, ...]
     expect: Expect
 

@@ -45,7 +45,7 @@ class RunTrace:
     per_second: list[int] = field(default_factory=list)   # status events, one per second
     series_start: float = 0.0          # seconds since boot of per_second[0]
     frames: Optional[Callable[[Report], list[str]]] = None
-    """Symbolized stack lines of a report (e.g. harness.symbolize); None: as printed."""
+    """Symbolized stack lines of a report (e.g. harness.kernel.symbolize); None: as printed."""
     source: Optional[str] = None       # console log path, shown as text
 
 
@@ -105,7 +105,7 @@ def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any]):
 
 @dataclass(frozen=True)
 class CaseJobRequest:
-    """One boot of one variant of a case: a campaign's job (harness.campaign)."""
+    """One boot of one variant of a case: a campaign's job (harness.campaign.campaign)."""
     case: Path
     variant: VariantSpec
     flags: Mapping[str, Any]

@@ -1,7 +1,7 @@
 """Diff kernel reports between a before side and an after side.
 
 Each side is R runs (R may differ between the sides); a run is the list
-of reports (or signatures, see :mod:`harness.reports`) of one boot.
+of reports (or signatures, see :mod:`harness.reports.engine`) of one boot.
 Reports are compared by title.  For a title let ``b`` be the number of
 before runs it appears in (out of ``Rb``) and ``a`` the number of after
 runs (out of ``Ra``).  Its status is:
@@ -17,7 +17,7 @@ runs (out of ``Ra``).  Its status is:
 Each row also has the report count of every run (a title printed 37 times
 in the first before run counts 37 there).
 
-Evaluation against a case's expectation (:class:`harness.case.Expect`):
+Evaluation against a case's expectation (:class:`harness.checks.case.Expect`):
 the outcome *matches* when
 
 * every ``expect.fixed`` regex is *fixed as a class*: in every before
@@ -88,8 +88,8 @@ class Row:
     example: Optional[Report] = None   # the first report seen (before side first)
     example_side: str = "before"       # the side `example` comes from
     location: Optional[str] = None     # file:line of the guilty frame, when symbolized
-    frames: Optional[list] = None      # example's symbolized stack (harness.symbolize.Frame)
-    layout: Optional[object] = None    # harness.layout.Layout of a detector report's buffer
+    frames: Optional[list] = None      # example's symbolized stack (harness.kernel.symbolize.Frame)
+    layout: Optional[object] = None    # harness.reports.layout.Layout of a detector report's buffer
     corrupted: bool = False            # every report of the title is corrupted
 
     @property
@@ -285,7 +285,7 @@ def evaluate(diff: Diff, fixed: Iterable[re.Pattern[str]] = (),
 
 def compare(before: Sequence[Run], after: Sequence[Run], expect=None, *,
             before_label: str = "before", after_label: str = "after") -> Comparison:
-    """diff_runs + evaluate; `expect` is a harness.case.Expect or None."""
+    """diff_runs + evaluate; `expect` is a harness.checks.case.Expect or None."""
     d = diff_runs(before, after, before_label=before_label, after_label=after_label)
     if expect is None:
         return Comparison(d, evaluate(d))
@@ -295,7 +295,7 @@ def compare(before: Sequence[Run], after: Sequence[Run], expect=None, *,
 def compare_case(case, before: Sequence[Run], after: dict[str, Sequence[Run]]) -> Outcome:
     """Diff the case's before runs against the runs of each after variant.
 
-    `case` is a harness.case.Case; `after` maps after-variant names to
+    `case` is a harness.checks.case.Case; `after` maps after-variant names to
     their runs (every after variant of the case must be there).
     """
     missing = [v.name for v in case.afters if v.name not in after]
@@ -355,7 +355,7 @@ def format_table(diff: Diff) -> str:
 
 def format_layouts(diff: Diff, shown: Optional[dict[str, str]] = None) -> str:
     """The structure layout around the buffer of each row that has one
-    (harness.layout, attached by harness.enrich); rows without a found
+    (harness.reports.layout, attached by harness.checks.enrich); rows without a found
     layout get their one-line reason.
 
     A layout is printed once: the same structure and lines again (in this

@@ -1,23 +1,23 @@
 """One enrichment step: a kernel report with its file:line and its structure.
 
-A parsed report (:class:`harness.reports.Report`) names functions; the
+A parsed report (:class:`harness.reports.engine.Report`) names functions; the
 variant that printed it (its artifacts folder, whose ``meta.json`` names
 the work tree) knows where they are.  :func:`enrich` gives:
 
-* the report's stack as :class:`harness.symbolize.Frame` objects, with
-  file:line where they can be found (:mod:`harness.symbolize`, which
+* the report's stack as :class:`harness.kernel.symbolize.Frame` objects, with
+  file:line where they can be found (:mod:`harness.kernel.symbolize`, which
   recompiles a file with ``-g`` when the build has no debug info);
 * the guilty frame's file:line;
 * for a detector report or a ``KASAN: dma-owned`` report (any report whose
   lines carry the detector's ``[object offset=...]`` numbers), the layout
-  of the structure around the DMA buffer (:mod:`harness.layout`), or a
+  of the structure around the DMA buffer (:mod:`harness.reports.layout`), or a
   Layout whose note says why there is none.
 
 Enrichment is a view: it never raises over a missing tool, a pruned work
 tree or a compiler failure.  What went wrong is in the result.
 
 Case diffs use :func:`annotate_outcome` (every row with an example report);
-bisect uses :func:`enrich` on the culprit's report (:mod:`harness.pointing`).
+bisect uses :func:`enrich` on the culprit's report (:mod:`harness.checks.pointing`).
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def enrich(report: Report, artifacts_dir: Path | str, *, with_layout: bool = Tru
     layout of `report`, against the variant built in `artifacts_dir`.
 
     The symbolizer and the layout finder are the process-wide ones of the
-    folder (:func:`harness.symbolize.symbolizer`,
-    :func:`harness.layout.finder`), so their caches serve every report of
+    folder (:func:`harness.kernel.symbolize.symbolizer`,
+    :func:`harness.reports.layout.finder`), so their caches serve every report of
     the variant.
     """
     frames_error = None

@@ -2,7 +2,7 @@
 
 After a bisection, one report of the signature (from a run of the culprit
 step, else of another bad step) is enriched against the build that printed
-it (:func:`harness.enrich.enrich`): its guilty frame's file:line, its first
+it (:func:`harness.checks.enrich.enrich`): its guilty frame's file:line, its first
 driver frames with the patches of the series that change them, and, for a
 detector report, the structure around the buffer with the patches that
 change that structure; and what the culprit patch itself changes

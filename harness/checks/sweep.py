@@ -6,9 +6,9 @@ subsystems fragment (``kconfig-fragments/sweep/subsystems.config``: what
 the drivers sit on) and a fragment generated from the
 catalogue's driver symbols that this tree has (``<cache>/sweep/``).  It
 boots it once with no device (what the kernel reports by itself) and
-once per device of the catalogue (harness.catalogue), runs the device's
+once per device of the catalogue (harness.devices.catalogue), runs the device's
 workload, and folds the detector's reports of all boots into sites
-(harness.sweeptable): one row per place where a driver maps a buffer that
+(harness.checks.sweeptable): one row per place where a driver maps a buffer that
 shares a cache line with other data of its object.
 
 A device is skipped, with the reason, when its entry says so, when this
@@ -62,7 +62,7 @@ class DeviceRun:
     reason: str = ""                    # skipped/failed: why
     run_dir: Optional[Path] = None
     console: Optional[Path] = None
-    outcome: str = ""                   # the boot's outcome (harness.qemu)
+    outcome: str = ""                   # the boot's outcome (harness.boot.qemu)
     workload_status: Optional[int] = None
     wall: float = 0.0
     titles: tuple[str, ...] = ()        # every report's title, in order

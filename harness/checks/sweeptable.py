@@ -3,7 +3,7 @@
 A *site* is a place where a driver maps a buffer that shares a cache line
 with other data of its object (the detector's sharing report) or maps past
 its object (its overflow report): the driver function that handed the
-buffer over (transport layers skipped, harness.reports.TRANSPORT_FRAMES),
+buffer over (transport layers skipped, harness.reports.engine.TRANSPORT_FRAMES),
 and the buffer's place in its object (cache, offset, length) and
 direction.  The same site reached by several devices or boots is one row
 that lists them.  A ``KASAN: dma-owned`` report whose buffer was mapped at
@@ -13,8 +13,8 @@ without one is sharing only (harmless unless something touches those
 bytes during a transfer).
 
 Rows carry their evidence: the first report's console excerpt and stack,
-and the structure layout around the buffer (harness.layout, through
-harness.enrich).  ``diff(old, new)`` compares two sweeps by site key.
+and the structure layout around the buffer (harness.reports.layout, through
+harness.checks.enrich).  ``diff(old, new)`` compares two sweeps by site key.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _map_frame(r: engine.Report, facts: layout.DmaFacts) -> tuple[Optional[str],
 
 def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
          with_layout: bool = True) -> Table:
-    """Sites of the runs' consoles (harness.sweep.DeviceRun: device, console),
+    """Sites of the runs' consoles (harness.checks.sweep.DeviceRun: device, console),
     in order of first appearance; with `artifacts_dir`, each site's layout
     and file:line from its first report."""
     sites: dict[str, Site] = {}

@@ -1,8 +1,8 @@
 """dmaharness command line: parse arguments into requests, print results.
 
 Nothing else lives here: each subcommand turns its arguments into a typed
-request (harness.pipeline, harness.caserun, harness.bisectjob,
-harness.settings), calls one function of a core module and prints what it
+request (harness.pipeline, harness.checks.caserun, harness.checks.bisectjob,
+harness.boot.settings), calls one function of a core module and prints what it
 returns, as text or as one JSON object (--json).  No module imports this one.
 """
 
@@ -55,7 +55,7 @@ The cache folder is $DMAHARNESS_CACHE, else ~/.cache/dmaharness.
 # --- option groups, declared once ------------------------------------------------
 
 def _typed(name: str) -> Callable[[str], Any]:
-    """argparse type: the setting's own parser (harness.settings)."""
+    """argparse type: the setting's own parser (harness.boot.settings)."""
     def parse(text: str):
         try:
             return settings.SETTINGS[name].parse(text)
@@ -750,7 +750,7 @@ def parser() -> argparse.ArgumentParser:
                           "match its case)",
                           "  1    no single culprit: an end failed its check, or skipped "
                           "steps leave a range")
-                 + "\nthresholds (see harness/bisect.py): a step is bad after --min-hits runs "
+                 + "\nthresholds (see harness/checks/bisect.py): a step is bad after --min-hits runs "
                    "that show the signature;\ngood once a bad kernel would have shown nothing "
                    "in its clean runs with chance\n<= --max-miss, the chance per run estimated "
                    "at the bad end.\n")
@@ -1069,7 +1069,7 @@ exit codes (what git bisect run reads):
   132  bad input: not a kernel checkout, a --series,          } above 127
        --fragment or --case file is missing or wrong
 
-verdict: runs are booted --parallel at a time (2) until harness/bisect.py's
+verdict: runs are booted --parallel at a time (2) until harness/checks/bisect.py's
 decide() is decisive: bad after one run with the signature; good once
 (1 - repro-chance)^clean_runs <= --max-miss (with the default 0.8 and 0.05:
 2 clean runs; with 0.4: 6); skip when every run of a batch failed; at most

@@ -3,9 +3,9 @@
 `dmaharness run`: start one fake-device/build/fake-uvc per camera, each
 listening on a unix socket in a private 0700 folder, and give QEMU one
 usb-redir device per camera.  At the end the fake devices are stopped and
-their counters read (harness.agentresult puts them beside the agent's).
+their counters read (harness.devices.agentresult puts them beside the agent's).
 Real devices of the host (--usb-host) come last: one usbredirect each,
-listening on 127.0.0.1 (harness.usbhost).
+listening on 127.0.0.1 (harness.devices.usbhost).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ there): one ``[device.NAME]`` table per device model with the QEMU
 arguments that attach it, the kconfig symbols and modules of its Linux
 driver, and a guest workload (busybox ``sh``) that drives its DMA paths.
 This module reads and checks it, and turns an entry into the arguments and
-shell of one boot; :mod:`harness.sweep` runs it.
+shell of one boot; :mod:`harness.checks.sweep` runs it.
 
 Placeholders in an entry's ``qemu`` arguments: ``{id}`` (a short id of the
 device's instance in its boot, for naming drives, netdevs, audiodevs and

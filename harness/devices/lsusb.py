@@ -1,7 +1,7 @@
 """Turn `lsusb -v` text into a USB device profile (fake-device/profiles/FORMAT.md).
 
-    python3 -m harness.lsusb LISTING [-o FILE] [--name NAME] [--speed SPEED]
-    python3 -m harness.lsusb --regenerate      # every shipped profile
+    python3 -m harness.devices.lsusb LISTING [-o FILE] [--name NAME] [--speed SPEED]
+    python3 -m harness.devices.lsusb --regenerate      # every shipped profile
 
 The listing's descriptor blocks (device, device qualifier, configuration,
 interface association, interface, endpoint, the class-specific descriptors
@@ -56,7 +56,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROFILES_DIR = REPO / "fake-device" / "profiles"
 SOURCES_DIR = PROFILES_DIR / "sources"
 LANGID = 0x0409
-REGENERATE = "python3 -m harness.lsusb --regenerate"
+REGENERATE = "python3 -m harness.devices.lsusb --regenerate"
 
 
 class ListingError(InputError):
@@ -1658,7 +1658,7 @@ def build(parsed: Parsed, name: str, *, description: str | None = None,
         for comment, s in shipped.vendor_sets:
             sets.append(Set(s.type, s.req, s.value, s.index, s.store, list(comment), hand=True))
     notes = [n for ns in parsed.notes.values() for n in ns]
-    summary = [f"Rebuilt by harness/lsusb.py from {_rel(parsed.path)}; regenerate it with "
+    summary = [f"Rebuilt by harness/devices/lsusb.py from {_rel(parsed.path)}; regenerate it with "
                f"{REGENERATE} (edit the converter, not this file).",
                "lsusb cannot show every byte; this profile supplies:",
                f"  - string 0, the LANGID list: 0x{LANGID:04x};"]
@@ -2051,7 +2051,7 @@ def convert(path: Path, name: str | None = None, *, speed: str | None = None,
     sources = []
     if source or (shipped and shipped.source) or source_url(parsed.header):
         sources.append(source or (shipped.source if shipped else source_url(parsed.header)))
-    sources.append(f"{_rel(str(path))} (lsusb -v), converted by harness/lsusb.py")
+    sources.append(f"{_rel(str(path))} (lsusb -v), converted by harness/devices/lsusb.py")
     return build(parsed, name, description=description or (shipped.description if shipped else None),
                  sources=sources, speed=speed, shipped=shipped)
 
@@ -2091,7 +2091,7 @@ description and source.
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m harness.lsusb", description=HELP,
+    ap = argparse.ArgumentParser(prog="python3 -m harness.devices.lsusb", description=HELP,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("listing", nargs="?", type=Path, help="lsusb -v text of one device")
     ap.add_argument("-o", "--output", type=Path, help="write the profile here (default: stdout)")

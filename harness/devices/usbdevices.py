@@ -124,7 +124,7 @@ def load(spec: str, fake_uvc: Path) -> Profile:
 
 
 def from_host(h) -> Profile:
-    """A real device (harness.usbhost.HostDevice) seen as a profile: its
+    """A real device (harness.devices.usbhost.HostDevice) seen as a profile: its
     active configuration's interface classes give the modules to load."""
     return summarize(h.name, None, h.vid, h.pid, h.active_config(), h.product)
 

@@ -4,7 +4,7 @@ Remote storage: the builds of every worker of a campaign can share one
 compiler cache through ccache's remote storage (ccache 4.4+; Debian 12 has
 4.7): a local miss is looked up there, a compilation is written there.  The
 URL reaches ccache as CCACHE_REMOTE_STORAGE in make's environment
-(harness.kernel.make_env); it changes no object, so no variant key.  Where
+(harness.kernel.kbuild.make_env); it changes no object, so no variant key.  Where
 it comes from, first wins:
 
     --ccache-remote URL  >  $DMAHARNESS_CCACHE_REMOTE  >  the user's own

@@ -11,7 +11,7 @@ Layout of the cache folder (see README.md, "Where things live"):
                              folder can seed another variant's)
   work/<key>.json            what the work folder holds, for seeding
   work/checkout-<hash>/      the mirror of a user's checkout (--tree; see
-                             harness/mirror.py), its _build/ kept between
+                             harness/kernel/mirror.py), its _build/ kept between
                              builds; checkout-<hash>.mirror its state
   artifacts/<key>/           published results: bzImage, vmlinux, config,
                              System.map, modules/, gen_init_cpio, build.log,
@@ -227,7 +227,7 @@ class BuildResult:
     seconds: float
     seeded_from: str | None = None
     steps: int = 0
-    ccache: dict | None = None      # this build's make: harness.ccachestats.delta()
+    ccache: dict | None = None      # this build's make: harness.kernel.ccachestats.delta()
 
     def to_json(self) -> dict:
         return {
@@ -399,7 +399,7 @@ _STEP = re.compile(r"^  ([A-Z][A-Z0-9_]*(?: \[M\])?)\s+(\S+)")
 
 def make_env(environ: dict | None = None) -> dict:
     """The environment of a kernel make: the fixed build identity, the cache
-    folder's ccache, and the remote storage (harness.ccachestats; not part of
+    folder's ccache, and the remote storage (harness.kernel.ccachestats; not part of
     any key: it changes where objects come from, not what they are)."""
     env = dict(os.environ if environ is None else environ)
     remote = ccachestats.current(env)
@@ -511,7 +511,7 @@ DETECTOR_FRAGMENTS = ("detector", "kunit")
 
 @dataclass(frozen=True)
 class TreeVariant:
-    """A variant of a user's own checkout, built in its mirror (harness.mirror).
+    """A variant of a user's own checkout, built in its mirror (harness.kernel.mirror).
 
     ``candidates`` are the detector series to try, in order (the first that
     applies is used; none: build without the detector); ``patches`` come

@@ -15,7 +15,7 @@ kconfig-fragments/profiles/profiles.toml, one table per profile::
     drop = ["kasan"]          # fragments of the default set left out
     add = ["full"]            # kconfig-fragments/profiles/<name>.config, after the set
     series = "race"           # patches/<version>/profiles/<series>/series (optional)
-    [full.run]                # run-setting defaults (harness.settings), below a case's [run]
+    [full.run]                # run-setting defaults (harness.boot.settings), below a case's [run]
     smp = 2
 
 Chosen with ``--profile NAME`` on every command that builds, or
@@ -52,7 +52,7 @@ class Profile:
     drop: tuple[str, ...]
     add: tuple[str, ...]
     series: str | None
-    run: Mapping[str, Any]          # raw values; harness.settings checks them
+    run: Mapping[str, Any]          # raw values; harness.boot.settings checks them
 
     def fragments(self) -> list[fragmod.Fragment]:
         """The default set without ``drop``, then the profile's own fragments."""
@@ -150,7 +150,7 @@ def get(name: str | None) -> Profile:
 
 
 def check_name(v: Any) -> str:
-    """A profile name from a flag or a case (for harness.settings)."""
+    """A profile name from a flag or a case (for harness.boot.settings)."""
     if not isinstance(v, str) or not v:
         raise InputError(f"{v!r} is not a profile name")
     return get(v).name

@@ -2,8 +2,8 @@
 
 The variants are built without debug info (tinyconfig-based builds default
 to ``CONFIG_DEBUG_INFO_NONE=y``).  File:line for a frame
-(:mod:`harness.symbolize`) and the structure around a DMA buffer
-(:mod:`harness.layout`) both need DWARF, and both get it the same way: the
+(:mod:`harness.kernel.symbolize`) and the structure around a DMA buffer
+(:mod:`harness.reports.layout`) both need DWARF, and both get it the same way: the
 one source file that matters is compiled again, alone, with ``-g``.
 
 * **Which file** (:func:`locate_function`): the one that defines a

@@ -29,9 +29,9 @@ which.
 Without debug info (``CONFIG_DEBUG_INFO_NONE=y``, the default of the
 tinyconfig-based builds) the guilty frame and the module (driver) frames
 of a report are still resolved: the function's source file is found from
-the build folder's objects (harness.recompile.locate_function) and compiled
+the build folder's objects (harness.kernel.recompile.locate_function) and compiled
 again, alone, with -g by kbuild's own command line, into the cache's
-scratch folder (harness.recompile.compile_with_debug; reused afterwards).
+scratch folder (harness.kernel.recompile.compile_with_debug; reused afterwards).
 GCC's code does not depend on -g, and a frame is only looked up when the
 function's size in that object is the printed size.  At most 16 files
 per artifacts folder are compiled; ``DMAHARNESS_NO_RECOMPILE=1`` turns it
@@ -42,7 +42,7 @@ is enough for file:line but loses inlined frames) makes it work.  File
 names are shown relative to the kernel tree (meta.json's ``tree``).
 
 A report's frames, guilty location and structure layout together come
-from :mod:`harness.enrich`.
+from :mod:`harness.checks.enrich`.
 """
 
 from __future__ import annotations
@@ -467,7 +467,7 @@ class Symbolizer:
         return out
 
     def symbolize_report(self, report) -> list[Frame]:
-        """A harness.reports.Report's stack_lines, its RIP frame exact."""
+        """A harness.reports.engine.Report's stack_lines, its RIP frame exact."""
         lines = list(report.stack_lines)
         exact = False
         if lines:

@@ -7,9 +7,9 @@ of text from a log or a case is escaped.
 Content, top to bottom:
 
 * the verdict of each before-vs-after comparison and its diff table
-  (:mod:`harness.diff`), with the reasons of a mismatch, and for each
+  (:mod:`harness.checks.diff`), with the reasons of a mismatch, and for each
   detector report the structure layout around its buffer when
-  :func:`harness.enrich.annotate_outcome` found one;
+  :func:`harness.checks.enrich.annotate_outcome` found one;
 * a timeline: the guest agent's status events per second, one line per
   run, on a time axis in seconds since boot (each run's series starts at
   its own boot-time offset, :attr:`RunTrace.series_start`), with a

@@ -1,17 +1,17 @@
 """The sweep's triage table as one self-contained HTML file (``sweep.html``).
 
-The same rules as harness.htmlreport: CSS inline, no script, no ``src=``
+The same rules as harness.output.htmlreport: CSS inline, no script, no ``src=``
 and no links except ``#`` anchors inside the page; every piece of text
 from the sweep (titles, stacks, console lines, paths) is escaped.
 
-Input is the sweep's JSON (harness.sweep.SweepResult.to_json(), plus
+Input is the sweep's JSON (harness.checks.sweep.SweepResult.to_json(), plus
 ``baseline`` when the CLI compared with an earlier sweep), so a page can be
 rendered again from any saved ``sweep.json``.  Content, top to bottom:
 
 * a header: kernel, profile, build key, wall time, counts;
 * the triage table, one row per site, the rows with a ``KASAN: dma-owned``
   access first and marked, each linking to its details;
-* per site: the structure layout around the buffer (harness.layout's
+* per site: the structure layout around the buffer (harness.reports.layout's
   view), the mapping stack and the console excerpt;
 * the diff against the baseline (new, gone, unchanged), when there is one;
 * the devices: state, reason (skipped and failed ones say why), reports,
@@ -58,7 +58,7 @@ def _list(v: object) -> list:
 # --- the layout ---------------------------------------------------------------------
 
 def layout_from_json(j: object) -> Optional[layout.Layout]:
-    """A harness.layout.Layout back from its to_json(); None when `j` is not one
+    """A harness.reports.layout.Layout back from its to_json(); None when `j` is not one
     (absent, or written by a harness whose fields differ)."""
     if not isinstance(j, dict):
         return None

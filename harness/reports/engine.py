@@ -6,9 +6,9 @@ identical reports into signatures.  It knows nothing about QEMU, builds or
 diffs.
 
 What a report is and what it is called is data: the table of
-:mod:`harness.report_rules`, one row per kind (header patterns, title
+:mod:`harness.reports.rules`, one row per kind (header patterns, title
 template, how the title's function is found, where the report ends, when it
-is corrupted), read by :mod:`harness.report_titles`.  Titles are
+is corrupted), read by :mod:`harness.reports.titles`.  Titles are
 syzkaller's (``KASAN: use-after-free Read in f``, ``WARNING in f``, ``BUG:
 unable to handle kernel paging request in f``, ``possible deadlock in f``,
 ``INFO: task hung in f``, ``memory leak in f``, ``... in corrupted`` when
@@ -102,7 +102,7 @@ class Report:
 
     kind          the row's kind: KASAN, KMSAN, KFENCE, KCSAN, UBSAN, DMA-API,
                   DETECTOR, WARNING, BUG, GPF, LOCKDEP, HUNG, RCU, SOFTLOCKUP,
-                  KMEMLEAK, PANIC, REBOOT (harness.report_rules)
+                  KMEMLEAK, PANIC, REBOOT (harness.reports.rules)
     title         syzkaller's title (ours for DMA-API/DETECTOR), the folding key
     guilty_frame  the function the title blames (None if no frame was seen)
     stack         the report's main stack, innermost first: the ``RIP``
@@ -517,7 +517,7 @@ _DMA_EXTRA_PREFIXES = (
 # Transport layers that map a buffer on a driver's behalf: the virtio ring,
 # the USB core's message helpers, the SCSI midlayer and libata, the block
 # layer's mapping helpers.  A DMA-API or detector report (and a sweep site,
-# harness.sweep) names the driver that handed them the buffer, as
+# harness.checks.sweep) names the driver that handed them the buffer, as
 # syzkaller's titles skip the allocator, so that every virtio or USB driver
 # gets its own title rather than one `... in vring_map_one_sg`.  Exact
 # names, or prefixes ending in '_'.
@@ -643,7 +643,7 @@ def _panic_message(body: str) -> str:
 
 
 # --------------------------------------------------------------------------
-# Header recognition: reads of the table (harness.report_rules)
+# Header recognition: reads of the table (harness.reports.rules)
 
 _ANYWHERE = tuple(c for c in rr.COMPILED if not c.header.line_start)
 _HEADER_LITERALS = tuple(c.header.literal for c in _ANYWHERE)

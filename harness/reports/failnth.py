@@ -24,7 +24,7 @@ begin`` and ``DMAHARNESS-KMEMLEAK end leaks=<n>[ error=...]``.
   or allocator machinery (``should_fail*``, ``kmalloc*``, ``__alloc_pages*``,
   ``devm_kzalloc``, ``usb_alloc_urb``, ...; :data:`ALLOC_MACHINERY`) --
   with the allocator it went through, the kernel reports between its
-  markers (:func:`harness.reports.parse` of that segment), the leaks
+  markers (:func:`harness.reports.engine.parse` of that segment), the leaks
   kmemleak attributes to its task, and its **outcome**:
 
   ``not-reached``  injected=0: the operation made fewer than N injectable
@@ -51,7 +51,7 @@ begin`` and ``DMAHARNESS-KMEMLEAK end leaks=<n>[ error=...]``.
   or ``unknown``.
 
 * the kmemleak block (:class:`Kmemleak`): each leak (:class:`Leak`) titled
-  by :func:`harness.reports.parse` (``memory leak in <allocating
+  by :func:`harness.reports.engine.parse` (``memory leak in <allocating
   function>``) and attributed to the step whose task allocated it (the
   ``comm "...", pid N`` line), else to no step ("outside any step": boot,
   the workload, kworkers, and the plain binds and unbinds between steps).
@@ -60,9 +60,9 @@ A step with an ``injected=1`` end marker and no ``FAULT_INJECTION`` dump
 failed a ``__GFP_NOWARN`` allocation, which the kernel fails silently
 (kmemleak's own metadata, the stack depot): its failed call is None.
 
-Command line (python3 -m harness.failnth)::
+Command line (python3 -m harness.reports.failnth)::
 
-    python3 -m harness.failnth <console.log> [--json]
+    python3 -m harness.reports.failnth <console.log> [--json]
 
 Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.
 """

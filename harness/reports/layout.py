@@ -20,7 +20,7 @@ How:
 
 1. **Debug info, cheaply.**  The variants are built without debug info, so
    the source file that defines the report's guilty function is compiled
-   again with ``-g`` by :mod:`harness.recompile` (kbuild's own command,
+   again with ``-g`` by :mod:`harness.kernel.recompile` (kbuild's own command,
    the object under ``<cache>/scratch/layout/``; nothing in the build
    folder is written).
 2. **Structures.**  ``pahole`` (dwarves) prints every structure of the
@@ -62,9 +62,9 @@ Reports understood: the detector's sharing report, its overflow report
 device owns this byte", also inside KASAN ``dma-owned`` reports, whose
 ``access offset`` is marked).
 
-``python3 -m harness.layout --artifacts DIR --console LOG`` prints the
+``python3 -m harness.reports.layout --artifacts DIR --console LOG`` prints the
 layout of each detector report of a console log.  File:line and the layout
-of a report together come from :mod:`harness.enrich`.
+of a report together come from :mod:`harness.checks.enrich`.
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def parse_facts(text: str | Sequence[str]) -> Optional[DmaFacts]:
 
 
 def report_facts(report) -> Optional[DmaFacts]:
-    """DmaFacts of a harness.reports.Report (detector or KASAN dma-owned)."""
+    """DmaFacts of a harness.reports.engine.Report (detector or KASAN dma-owned)."""
     lines = ([report.message] if report.message else []) + list(report.raw)
     return parse_facts(lines)
 
@@ -1069,7 +1069,7 @@ def _guilty_module(report, g: Optional[str] = None) -> Optional[str]:
 
 
 def report_layout(report, artifacts: Path | str, **kw) -> Optional[Layout]:
-    """Layout of a harness.reports.Report, None when it is not a detector
+    """Layout of a harness.reports.engine.Report, None when it is not a detector
     report with object offsets."""
     facts = report_facts(report)
     if facts is None:
@@ -1090,7 +1090,7 @@ def report_layout(report, artifacts: Path | str, **kw) -> Optional[Layout]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python3 -m harness.layout",
+        prog="python3 -m harness.reports.layout",
         description="Print the structure layout around the buffer of each detector "
                     "report of a console log.")
     ap.add_argument("--artifacts", required=True, help="the variant's artifacts folder")

@@ -1,6 +1,6 @@
 """The kinds of kernel report, one table row each.
 
-Read by :mod:`harness.reports`: its line engine finds where a report
+Read by :mod:`harness.reports.engine`: its line engine finds where a report
 starts and ends, and this table says what a report is called.  The rows
 follow syzkaller's Linux rules (``pkg/report/linux.go``: its ``oopsFormat``
 table, the skip list and the frame extractors) so that our titles are the

@@ -1,9 +1,9 @@
-"""A report's title from its text, by the rows of :mod:`harness.report_rules`.
+"""A report's title from its text, by the rows of :mod:`harness.reports.rules`.
 
 Given the lines of one report (from its header line on, console prefixes
 removed), :func:`describe` picks the header group's row whose ``title``
 regex matches earliest, formats the row's template with the regex groups
-and the frames its :class:`~harness.report_rules.FrameRule` finds, and says
+and the frames its :class:`~harness.reports.rules.FrameRule` finds, and says
 whether and why the report is corrupted.  The result is syzkaller's title
 for the same text: addresses, numbers, file lines and executor ids are
 replaced (``ADDR``, ``NUM``, ``:LINE``), the title is cut at 120 bytes.

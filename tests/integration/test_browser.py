@@ -1,9 +1,9 @@
 """The HTML pages open in a real browser (issue #14): headless Chromium loads
-the sweep's triage page (harness.sweephtml) and a case report
-(harness.htmlreport), and the DOM it builds holds what the pages say.
+the sweep's triage page (harness.output.sweephtml) and a case report
+(harness.output.htmlreport), and the DOM it builds holds what the pages say.
 
 Nothing boots: the sweep page comes from a hand-made sweep payload
-(tests/unit/test_sweephtml.py), the case report from the golden console
+(tests/unit/output/test_sweephtml.py), the case report from the golden console
 logs of tests/fixtures/diff.  The browser is Debian's `chromium`, which
 `make deps` installs; without it the test fails (it is never skipped, so CI
 always opens the pages).  `--dump-dom` prints the DOM after the page
@@ -26,8 +26,8 @@ from harness.output import htmlreport, sweephtml
 from harness.checks.caserun import RunTrace
 from harness.checks.case import load_case
 from harness.reports.engine import parse
-from tests.unit.test_htmlreport import check
-from tests.unit.test_sweephtml import EVIL, payload, uvc_layout
+from tests.unit.output.test_htmlreport import check
+from tests.unit.output.test_sweephtml import EVIL, payload, uvc_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "diff"

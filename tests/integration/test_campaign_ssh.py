@@ -129,7 +129,7 @@ class SshCampaign(unittest.TestCase):
             self.assertEqual([j["host"] for j in res["jobs"]], ["root@127.0.0.1"] * 4)
             self.assertIn('name="fix-1"', junit.read_text())
             # the KCIDB document: a test per job and per expectation, on the
-            # builds the jobs used (its schema: tests/unit/test_kcidb.py)
+            # builds the jobs used (its schema: tests/unit/campaign/test_kcidb.py)
             doc = json.loads(kc.read_text())
             self.assertEqual(kcidb.validate(doc), [])
             paths = sorted(t["path"] for t in doc["tests"])

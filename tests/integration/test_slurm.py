@@ -1,6 +1,6 @@
 """Integration: campaigns under a real Slurm, a private one-node cluster.
 
-harness.slurm submits a fake campaign (small shell lines, no kernel) as an
+harness.campaign.slurm submits a fake campaign (small shell lines, no kernel) as an
 array job to the cluster slurmcluster.OneNodeSlurm starts; the results and
 the attempt files come back, a failing line's attempt says how it failed.
 Interrupting `wait` cancels the array and nothing is left running.  The

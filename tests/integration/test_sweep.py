@@ -21,7 +21,7 @@ from test_boot import run  # noqa: E402
 
 DEVICES = ("virtio-blk", "nvme", "usb-storage")
 # the shipped entries of these three, with a smaller subsystems fragment
-# (tests/unit/test_sweep.py checks the entries are the shipped ones)
+# (tests/unit/checks/test_sweep.py checks the entries are the shipped ones)
 CATALOGUE = Path(__file__).resolve().parents[1] / "fixtures" / "sweep" / "ci" / "catalogue.toml"
 
 

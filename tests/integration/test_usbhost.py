@@ -26,7 +26,7 @@ from test_boot import CLI, run  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-from tests.unit.test_usbhost import fake_host  # noqa: E402
+from tests.unit.devices.test_usbhost import fake_host  # noqa: E402
 
 DEEP = os.environ.get("DMAHARNESS_DEEP_TESTS") == "1"
 EXIT_INPUT = 4

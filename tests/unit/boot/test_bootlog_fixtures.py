@@ -5,7 +5,7 @@ from pathlib import Path
 
 from harness.boot import bootlog, qemu
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "boot"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "boot"
 
 
 def scan(name):

@@ -1,4 +1,4 @@
-"""harness.pointing: where a bisected signature points, on a fake bisect
+"""harness.checks.pointing: where a bisected signature points, on a fake bisect
 result whose runs hold a console with the seed case's detector report."""
 
 import json
@@ -9,9 +9,9 @@ from pathlib import Path
 
 from harness.checks import bisect, pointing
 from harness.kernel import kbuild, series
-from tests.unit.test_enrich import CONSOLE, FakeSymbolizer, FixtureFinder, registered
+from tests.unit.checks.test_enrich import CONSOLE, FakeSymbolizer, FixtureFinder, registered
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SERIES = ROOT / "tests" / "fixtures" / "bisect" / "6.1" / "series"
 FLOOD_LOG = ROOT / "tests" / "fixtures" / "logs" / "real-6.1-detector-stock-camera-flood.log"
 SIGNATURE = "shares a cache line with other data of its object in uvc_status_start"

@@ -1,4 +1,4 @@
-"""Unit tests for harness.reports (console log parser)."""
+"""Unit tests for harness.reports.engine (console log parser)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from harness.reports import engine
 from harness.reports.engine import Report, fold, parse
 from harness.cli import logcli
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
 
 def log(name: str) -> str:

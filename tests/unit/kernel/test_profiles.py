@@ -1,4 +1,4 @@
-"""Debug profiles (harness/profiles.py): the table, the fragments, the precedence."""
+"""Debug profiles (harness/kernel/profiles.py): the table, the fragments, the precedence."""
 
 import contextlib
 import io

@@ -1,4 +1,4 @@
-"""harness.htmlreport: a self-contained, well-formed, escaped page."""
+"""harness.output.htmlreport: a self-contained, well-formed, escaped page."""
 
 import unittest
 from html.parser import HTMLParser
@@ -10,7 +10,7 @@ from harness.checks.caserun import RunTrace
 from harness.devices import agentresult
 from harness.reports.engine import parse
 
-FIX = Path(__file__).resolve().parent.parent / "fixtures" / "diff"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "diff"
 VOID = {"meta", "br", "hr", "img", "input", "link", "rect", "line", "polyline", "path",
         "circle"}
 
@@ -104,7 +104,7 @@ class HtmlTest(unittest.TestCase):
 
     def test_layout_section(self):
         from harness.reports import layout
-        from tests.unit.test_layout import SHARING, pahole_structs
+        from tests.unit.reports.test_layout import SHARING, pahole_structs
         f = layout.parse_facts(SHARING)
         cand, best = layout.choose(pahole_structs(), f)
         rows = self.outcome.comparisons[0].diff.rows

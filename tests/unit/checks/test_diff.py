@@ -1,4 +1,4 @@
-"""harness.diff: statuses, table, JSON, evaluation, the diff command."""
+"""harness.checks.diff: statuses, table, JSON, evaluation, the diff command."""
 
 import contextlib
 import dataclasses
@@ -12,7 +12,7 @@ from harness.checks import diff
 from harness.checks.case import CaseVariant, load_case
 from harness.reports.engine import Report, fold
 
-FIX = Path(__file__).resolve().parent.parent / "fixtures" / "diff"
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "diff"
 SHARE = "DMA-API: mapping shares a cache line with CPU-owned data in uvc_status_start"
 STOP = "KASAN: dma-owned Write in uvc_status_stop"
 STOCK = "WARNING in do_one_initcall"   # the fixtures' stock WARNING, as syzkaller titles it
@@ -261,11 +261,11 @@ if __name__ == "__main__":
 
 
 class LayoutOutput(unittest.TestCase):
-    """A row's structure layout (harness.layout) in text and JSON."""
+    """A row's structure layout (harness.reports.layout) in text and JSON."""
 
     def test_text_and_json(self):
         from harness.reports import layout
-        from tests.unit.test_layout import SHARING, pahole_structs
+        from tests.unit.reports.test_layout import SHARING, pahole_structs
         rep = Report("DETECTOR", "DMA-API: x in uvc_v4l2_open", "uvc_v4l2_open", [], [SHARING], 1)
         d = diff.diff_runs([[rep]], [[]])
         f = layout.parse_facts(SHARING)

@@ -1,4 +1,4 @@
-"""harness.symbolize: frames to file:line against small ELF files built here."""
+"""harness.kernel.symbolize: frames to file:line against small ELF files built here."""
 
 import glob
 import json
@@ -15,7 +15,7 @@ from harness.kernel import symbolize
 from harness.reports.engine import Report
 
 SOURCE = """\
-/* test source for harness.symbolize */
+/* test source for harness.kernel.symbolize */
 static inline __attribute__((always_inline)) int helper(int x)
 {
 	return x * 3 + 1;

@@ -1,4 +1,4 @@
-"""harness.layout: the structure around a detector report's DMA buffer."""
+"""harness.reports.layout: the structure around a detector report's DMA buffer."""
 
 import json
 import os
@@ -11,7 +11,7 @@ from harness.reports import layout
 from harness.kernel import recompile
 from harness.reports.engine import parse
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures" / "layout"
 
 SHARING = ("DMA-API: xhci_hcd 0000:00:01.0: device driver maps a buffer that shares a "

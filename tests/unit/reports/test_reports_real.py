@@ -5,7 +5,7 @@ from pathlib import Path
 
 from harness.reports import engine
 
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
+LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
 
 def log(name: str) -> str:

@@ -1,4 +1,4 @@
-"""Unit: campaign --ssh (harness/remote.py): sshlogins, the hosts' layout,
+"""Unit: campaign --ssh (harness/campaign/remote.py): sshlogins, the hosts' layout,
 the GNU parallel command, the checkout's file list; proc.stop_session."""
 
 import os

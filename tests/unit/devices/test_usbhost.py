@@ -11,7 +11,7 @@ from unittest import mock
 from harness.devices import camera, usbdevices, usbhost
 from harness.errors import DeviceError, InputError
 
-PROFILES = Path(__file__).resolve().parents[2] / "fake-device" / "profiles"
+PROFILES = Path(__file__).resolve().parents[3] / "fake-device" / "profiles"
 
 
 def profile_bytes(name: str) -> tuple[bytes, bytes]:

@@ -1,4 +1,4 @@
-"""harness.recompile: the -g recompile of one file of a built tree (a small
+"""harness.kernel.recompile: the -g recompile of one file of a built tree (a small
 kbuild-like tree built here; the seed case's real tree when cached)."""
 
 import json
@@ -11,7 +11,7 @@ from pathlib import Path
 from unittest import mock
 
 from harness.kernel import recompile, symbolize
-from tests.unit.test_layout import before_artifacts
+from tests.unit.reports.test_layout import before_artifacts
 
 HAVE_TOOLS = all(shutil.which(t) for t in ("gcc", "nm", "ar"))
 

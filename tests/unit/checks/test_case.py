@@ -1,4 +1,4 @@
-"""harness.case: loading and validating case.toml files."""
+"""harness.checks.case: loading and validating case.toml files."""
 
 import tempfile
 import textwrap

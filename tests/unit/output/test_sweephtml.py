@@ -1,4 +1,4 @@
-"""harness.sweephtml: the sweep's triage page, self-contained, escaped, well-formed."""
+"""harness.output.sweephtml: the sweep's triage page, self-contained, escaped, well-formed."""
 
 import copy
 import tempfile
@@ -8,8 +8,8 @@ from pathlib import Path
 
 from harness.reports import layout
 from harness.output import sweephtml
-from tests.unit.test_htmlreport import check
-from tests.unit.test_layout import SHARING, pahole_structs
+from tests.unit.output.test_htmlreport import check
+from tests.unit.reports.test_layout import SHARING, pahole_structs
 
 EVIL = "DMA-API: device driver maps a buffer <script>alert(1)</script> in e1000_xmit & co"
 

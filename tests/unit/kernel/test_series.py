@@ -87,7 +87,7 @@ if __name__ == "__main__":
 
 
 class HunksTest(unittest.TestCase):
-    FIXTURE = Path(__file__).resolve().parents[1] / "fixtures/bisect/6.1/series"
+    FIXTURE = Path(__file__).resolve().parents[2] / "fixtures/bisect/6.1/series"
 
     def write(self, d, text):
         p = Path(d) / "x.patch"

@@ -1,6 +1,6 @@
 """KCIDB export of a collected campaign, checked against the schema's own rules.
 
-The tables below are written from the schema, not from harness/kcidb.py:
+The tables below are written from the schema, not from harness/campaign/kcidb.py:
 KCIDB I/O v4.5, kernelci/kcidb-io kcidb_io/schema/v04_05.py at commit
 8971c0269a80307ec6270ff8c78ff3816fc639f6 (its $defs checkout, build, test:
 "properties", "required", "additionalProperties": False; $defs status
@@ -19,7 +19,7 @@ import unittest
 from pathlib import Path
 
 from harness.campaign import campaign, kcidb
-from tests.unit.test_campaign import CASE, signatures
+from tests.unit.campaign.test_campaign import CASE, signatures
 
 # --- the schema, v4.5 ----------------------------------------------------------------
 
@@ -66,7 +66,7 @@ JOBLOG_HEAD = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\
 
 
 def done(variant, sigs, run=1, cached=True):
-    """A run_case_job payload (harness/caserun.py) that came back ok."""
+    """A run_case_job payload (harness/checks/caserun.py) that came back ok."""
     key = KEYS[variant]
     return {"command": "run", "job": {"case": "uvc-status-buffer", "variant": variant, "run": run},
             "kernel": "6.1", "profile": "dma",

@@ -1,4 +1,4 @@
-"""Unit tests for harness.failnth (fail-nth steps and kmemleak in a console)."""
+"""Unit tests for harness.reports.failnth (fail-nth steps and kmemleak in a console)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from harness.reports import failnth
 from harness.cli import logcli
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "failnth"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "failnth"
 LOG_61 = FIXTURES / "6.1-uvcvideo-probe-disconnect.log"
 LOG_612 = FIXTURES / "6.12-caller-tags-capped.log"
 

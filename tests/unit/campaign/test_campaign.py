@@ -14,7 +14,7 @@ from harness.cli import main as cli
 from harness.reports import engine
 from harness.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CASE = ROOT / "patches" / "6.1" / "cases" / "uvc-status-buffer"
 
 DETECTOR = """\

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.reports import rules, engine
 
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
+LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
 
 def golden_files() -> list[Path]:

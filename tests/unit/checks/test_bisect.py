@@ -1,4 +1,4 @@
-"""harness.bisect: search, verdicts, flakiness, skips, endpoint checks, the log."""
+"""harness.checks.bisect: search, verdicts, flakiness, skips, endpoint checks, the log."""
 
 import json
 import random

@@ -13,7 +13,7 @@ from harness.reports import engine
 from harness.checks import sweep, sweeptable
 from harness.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 KUNIT_LOG = ROOT / "tests" / "fixtures" / "sweep" / "real-6.12-kunit-detector.log"
 
 GOOD = """

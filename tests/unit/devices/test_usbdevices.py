@@ -1,4 +1,4 @@
-"""harness.usbdevices: profiles attached by `run --device`, the guest script, its lines."""
+"""harness.devices.usbdevices: profiles attached by `run --device`, the guest script, its lines."""
 
 import subprocess
 import tempfile
@@ -10,7 +10,7 @@ from harness.boot import settings
 from harness.reports import dmesg
 from harness.errors import InputError
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def fake_uvc() -> Path:

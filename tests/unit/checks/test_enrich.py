@@ -1,4 +1,4 @@
-"""harness.enrich: one report's file:line and structure layout, and a case
+"""harness.checks.enrich: one report's file:line and structure layout, and a case
 outcome's rows annotated with them (printed once)."""
 
 import contextlib
@@ -12,10 +12,10 @@ from harness.checks import diff, enrich
 from harness.reports import layout
 from harness.kernel import symbolize
 from harness.reports.engine import Report, parse
-from tests.unit.test_layout import pahole_structs
-from tests.unit.test_symbolize import HAVE_TOOLS, SECOND, _sizes, build_artifacts
+from tests.unit.reports.test_layout import pahole_structs
+from tests.unit.kernel.test_symbolize import HAVE_TOOLS, SECOND, _sizes, build_artifacts
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 CONSOLE = ROOT / "tests" / "fixtures" / "layout" / "console-seed-6.1-uvc_device.log"
 KASAN_LOG = ROOT / "tests" / "fixtures" / "logs" / "kasan-uaf-timestamps.log"
 SOURCE = "drivers/media/usb/uvc/uvc_v4l2.c"

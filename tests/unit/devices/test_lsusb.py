@@ -1,4 +1,4 @@
-"""harness/lsusb.py: lsusb -v listings -> device profiles (fake-device/profiles)."""
+"""harness/devices/lsusb.py: lsusb -v listings -> device profiles (fake-device/profiles)."""
 
 import atexit
 import contextlib
@@ -335,7 +335,7 @@ class Shipped(unittest.TestCase):
                 self.assertTrue(dst.is_file(), f"{dst} is missing; run {lsusb.REGENERATE}")
                 want = lsusb.render(lsusb.convert(src, name))
                 self.assertTrue(dst.read_text(encoding="utf-8") == want,
-                                f"{dst.name} is not what harness/lsusb.py makes of "
+                                f"{dst.name} is not what harness/devices/lsusb.py makes of "
                                 f"{src.name}: run {lsusb.REGENERATE} and review the diff")
 
     def test_the_command(self):
