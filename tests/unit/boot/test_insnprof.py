@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 from harness import errors, pipeline
 from harness.cli import main as cli
+from harness.cli import common
+from harness.cli import build as clibuild
 from harness.boot import initramfs, insnprof, settings
 
 SYSTEM_MAP = """\
@@ -130,9 +132,9 @@ class Cli(unittest.TestCase):
     def test_option_parsed_and_refused_with_kvm(self):
         a = cli.parser().parse_args(["boot", "--kernel", "6.1", "--insn-profile", "--accel", "kvm"])
         self.assertTrue(a.insn_profile)
-        self.assertFalse(settings.resolve(cli.flags(
+        self.assertFalse(settings.resolve(common.flags(
             cli.parser().parse_args(["run", "--kernel", "6.1"])))[0].insn_profile)
-        b = settings.resolve(cli.flags(a))[0]
+        b = settings.resolve(common.flags(a))[0]
         res = SimpleNamespace(artifacts=SimpleNamespace(config=Path("/nonexistent/config")))
         job = pipeline.BootJob(res, Path("/tmp"), initramfs.RunConfig(), b, "boot")
         with mock.patch.object(pipeline, "initrd_for", return_value=Path("/tmp/initrd")), \
@@ -141,9 +143,9 @@ class Cli(unittest.TestCase):
         self.assertIn("TCG", str(e.exception))
 
     def test_profile_lines(self):
-        self.assertEqual(cli._profile_lines({}), "")
-        self.assertIn("none", cli._profile_lines({"insn_profile": None}))
-        text = cli._profile_lines({"insn_profile": {"instructions": 1234, "file": "/r/insnprof.json",
+        self.assertEqual(clibuild._profile_lines({}), "")
+        self.assertIn("none", clibuild._profile_lines({"insn_profile": None}))
+        text = clibuild._profile_lines({"insn_profile": {"instructions": 1234, "file": "/r/insnprof.json",
                                                     "top": [{"symbol": "f", "share": 0.5}]}})
         self.assertIn("1,234", text)
         self.assertIn("f 50.0%", text)

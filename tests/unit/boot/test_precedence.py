@@ -16,6 +16,8 @@ from unittest import mock
 
 from harness.checks import bisectjob, caserun
 from harness.cli import main as cli
+from harness.cli import common
+from harness.cli import bisectrun
 from harness.kernel import kbuild
 from harness.boot import settings
 
@@ -124,9 +126,9 @@ class Precedence(unittest.TestCase):
                 mock.patch.object(bisectjob.FloodRunner, "run", fake_run):
             with self.assertRaises(Captured) as cm:
                 # bisect-run reports exceptions as exit codes: call its core directly
-                a = cli.bisect_run_args(["--signature", "x", "--tree", str(repo), "--case",
+                a = bisectrun.bisect_run_args(["--signature", "x", "--tree", str(repo), "--case",
                                          str(self.case), "--duration", "4s", "--smp", "1"])
-                req = bisectjob.CommitRequest(cli.variant_spec(a), a.signature, cli.flags(a),
+                req = bisectjob.CommitRequest(common.variant_spec(a), a.signature, common.flags(a),
                                               case=a.case)
                 bisectjob.test_commit(req, mock.Mock(), {}, lambda m: None)
             self.check(cm.exception)

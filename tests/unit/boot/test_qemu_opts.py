@@ -11,6 +11,7 @@ from unittest import mock
 from harness.boot import bootlog, initramfs, qemu, settings
 from harness import pipeline
 from harness.cli import main as cli
+from harness.cli import common
 
 
 class QemuOpts(unittest.TestCase):
@@ -19,7 +20,7 @@ class QemuOpts(unittest.TestCase):
                                      "-icount shift=0,sleep=off -d 'guest_errors'"])
         self.assertEqual(a.qemu_opts, ("-icount", "shift=0,sleep=off", "-d", "guest_errors"))
         self.assertIsNone(cli.parser().parse_args(["boot", "--kernel", "6.1"]).qemu_opts)
-        self.assertEqual(settings.resolve(cli.flags(cli.parser().parse_args(
+        self.assertEqual(settings.resolve(common.flags(cli.parser().parse_args(
             ["boot", "--kernel", "6.1"])))[0].qemu_opts, ())
 
     def test_unbalanced_quote_is_a_usage_error(self):

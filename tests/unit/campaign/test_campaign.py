@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.checks import bisect, caserun, diff
 from harness.campaign import campaign
 from harness.cli import main as cli
+from harness.progress import Progress
 from harness.reports import engine
 from harness.errors import InputError
 
@@ -202,7 +203,7 @@ class BisectCampaign(unittest.TestCase):
         campaign.plan_bisect(campaign.BisectPlan(SERIES, SIG, self.dir,
                                                  extra=("--duration", "4s")))
         ran: list = []
-        col = campaign.drive_bisect(campaign.load(self.dir), self.engine(ran), cli.Progress(quiet=True))
+        col = campaign.drive_bisect(campaign.load(self.dir), self.engine(ran), Progress(quiet=True))
         self.assertIsNotNone(col.bisection)
         self.assertEqual(col.culprit()["number"], 11)
         self.assertTrue(col.culprit()["patch"].endswith("Embed-the-status-URB-buffer-in-struct.patch"))
@@ -239,7 +240,7 @@ class BisectCampaign(unittest.TestCase):
     def test_a_step_whose_runs_never_come_back_stops_with_them_listed(self):
         campaign.plan_bisect(campaign.BisectPlan(SERIES, SIG, self.dir))
         col = campaign.drive_bisect(campaign.load(self.dir), lambda c, first: None,
-                                    cli.Progress(quiet=True))
+                                    Progress(quiet=True))
         self.assertIsNone(col.bisection)
         self.assertEqual([s.job.id for s in col.incomplete], ["p0-1", "p0-2"])
         self.assertIn("never run", campaign.format_incomplete(col))

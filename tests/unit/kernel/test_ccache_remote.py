@@ -14,6 +14,8 @@ from unittest import mock
 from harness.kernel import ccachestats, fragments, kbuild
 from harness import errors
 from harness.cli import main as cli
+from harness.cli import common
+from harness.cli import bisectrun
 from harness.errors import InputError
 from harness.progress import Progress
 
@@ -217,13 +219,13 @@ class CommandLine(unittest.TestCase):
                      ["bisect", "--series", "s", "--signature", "x"]):
             a = p.parse_args(argv + ["--ccache-remote", "redis://h:1"])
             self.assertEqual(a.ccache_remote, "redis://h:1", argv)
-        a = cli.bisect_run_args(["--signature", "x", "--ccache-remote", "redis://h:1"])
+        a = bisectrun.bisect_run_args(["--signature", "x", "--ccache-remote", "redis://h:1"])
         self.assertEqual(a.ccache_remote, "redis://h:1")
 
     def test_variant_spec_sets_it(self):
         a = cli.parser().parse_args(["build", "--ccache-remote", "redis://h:1"])
         with mock.patch.dict(os.environ, {"DMAHARNESS_CCACHE_REMOTE": "redis://env"}):
-            cli.variant_spec(a)
+            common.variant_spec(a)
             self.assertEqual(ccachestats.current(os.environ).url, "redis://h:1")
 
     def test_a_bad_url_exits_4_before_any_build(self):

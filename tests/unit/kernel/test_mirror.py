@@ -22,6 +22,7 @@ from unittest import mock
 from harness.checks import bisect, bisectjob
 from harness.kernel import checkout, kbuild, mirror, series
 from harness.cli import main as cli
+from harness.cli import bisectrun
 from harness.errors import EnvError, InputError
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
@@ -386,7 +387,7 @@ class ExitCodes(unittest.TestCase):
         self.tmp.cleanup()
 
     def main(self, *args, build=None, run=None):
-        """cli.bisect_run with the build and the runs' verdict replaced."""
+        """bisectrun.bisect_run with the build and the runs' verdict replaced."""
         out, err = io.StringIO(), io.StringIO()
         built = mock.Mock(cached=True, to_json=lambda: {"key": "k"},
                           artifacts=mock.Mock(dir=Path("/nonexistent"), meta={}))
@@ -406,7 +407,7 @@ class ExitCodes(unittest.TestCase):
                      ["--signature", "x", "--runs", "zero"], ["--signature", "x", "--runs", "0"],
                      ["--signature", "x", "--repro-chance", "1.5"]):
             code, _, err = self.main(*args)
-            self.assertEqual(code, cli.BR_USAGE, args)
+            self.assertEqual(code, bisectrun.BR_USAGE, args)
             self.assertGreaterEqual(code, 128)
             self.assertIn("error", err)
 
@@ -430,9 +431,9 @@ class ExitCodes(unittest.TestCase):
         cases = [
             (InputError("patch does not apply"), 125),          # the commit's fault: skip
             (kbuild.BuildError("x.c:1: error"), 125),
-            (EnvError("`flex` is not installed"), cli.BR_ENV),
-            (KeyboardInterrupt(), cli.BR_INTERRUPTED),
-            (RuntimeError("a bug"), cli.BR_INTERNAL),
+            (EnvError("`flex` is not installed"), bisectrun.BR_ENV),
+            (KeyboardInterrupt(), bisectrun.BR_INTERRUPTED),
+            (RuntimeError("a bug"), bisectrun.BR_INTERNAL),
         ]
         for exc, want in cases:
             code, _, err = self.main(*tree, build=exc)
@@ -442,14 +443,14 @@ class ExitCodes(unittest.TestCase):
         self.assertIn("Traceback", err)
         # a file of ours that is wrong is not the commit's fault: stop
         code, _, err = self.main(*tree, "--fragment", str(Path(self.tmp.name) / "nope.config"))
-        self.assertEqual(code, cli.BR_INPUT, err)
+        self.assertEqual(code, bisectrun.BR_INPUT, err)
 
     def test_not_a_checkout_or_not_a_kernel_stops(self):
         code, _, _ = self.main("--signature", "x", "--tree", self.tmp.name)
-        self.assertEqual(code, cli.BR_INPUT)
+        self.assertEqual(code, bisectrun.BR_INPUT)
         (self.repo / "Makefile").write_text("all:\n")
         code, _, err = self.main("--signature", "x", "--tree", str(self.repo))
-        self.assertEqual(code, cli.BR_INPUT)
+        self.assertEqual(code, bisectrun.BR_INPUT)
         self.assertIn("not a Linux kernel checkout", err)
 
     def test_json_is_one_object(self):

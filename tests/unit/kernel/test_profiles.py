@@ -11,6 +11,7 @@ from unittest import mock
 from harness.checks import caserun
 from harness import errors, pipeline
 from harness.cli import main as cli
+from harness.cli import common
 from harness.kernel import fragments, kbuild, profiles
 from harness.boot import settings
 
@@ -117,10 +118,10 @@ class FailNthSetting(unittest.TestCase):
 
     def test_flag_without_paths_means_both(self):
         a = cli.parser().parse_args(["run", "--fail-nth"])
-        self.assertEqual(cli.flags(a)["fail_nth"], ("probe", "disconnect"))
+        self.assertEqual(common.flags(a)["fail_nth"], ("probe", "disconnect"))
         a = cli.parser().parse_args(["run"])
-        self.assertNotIn("fail_nth", cli.flags(a))
-        _, f = settings.resolve(cli.flags(a))
+        self.assertNotIn("fail_nth", common.flags(a))
+        _, f = settings.resolve(common.flags(a))
         self.assertEqual(f.fail_nth, ())
 
 

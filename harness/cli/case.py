@@ -1,0 +1,97 @@
+"""`run --case` and `bisect`: a case's variants diffed, a series bisected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import errors
+from ..checks import bisect, bisectjob, caserun, diff, pointing
+from ..output import htmlreport
+from ..progress import Progress
+from .common import EPILOG, boot_group, command_parser, emit, flags, flood_group, variant_spec
+
+
+def cmd_run_case(a) -> int:
+    prog = Progress(quiet=a.quiet)
+    if a.case_variant or a.case_run:
+        if not (a.case_variant and a.case_run):
+            raise errors.InputError("--case-variant and --case-run go together (one run of "
+                                    "one variant: a campaign's job)")
+        payload = caserun.run_case_job(caserun.CaseJobRequest(
+            a.case, variant_spec(a), flags(a), a.case_variant, a.case_run, a.run_dir), prog)
+        sigs = payload["signatures"]
+        emit(a, payload, f"{payload['job']['case']} {a.case_variant} run {a.case_run}: "
+              + (f"{len(sigs)} report title(s)" if payload["ok"] else
+                 f"FAILED: {payload['failure']}")
+              + "".join(f"\n  {s['count']:>5}  {s['title']}" for s in sigs)
+              + f"\n  console  {payload['console']}")
+        return errors.EXIT_OK if payload["ok"] else errors.EXIT_GUEST
+    req = caserun.CaseRequest(a.case, variant_spec(a), flags(a), runs=a.runs,
+                              parallel=a.parallel, run_dir=a.run_dir)
+    res = caserun.run_case(req, prog)
+    htmlreport.write_case(res)
+    emit(a, res.to_json(), diff.format_outcome(res.outcome)
+          + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  json     {res.outcome_json}"
+            f"\n  report   {res.html}")
+    return diff.exit_code(res.outcome.matches)
+
+def cmd_bisect(a) -> int:
+    prog = Progress(quiet=a.quiet)
+    policy = bisect.Policy(max_runs=a.runs, batch=a.parallel, endpoint_runs=a.endpoint_runs,
+                           min_hits=a.min_hits, max_miss=a.max_miss)
+    policy.check()
+    req = bisectjob.BisectRequest(variant_spec(a, series_=False), a.series, a.signature,
+                                  flags(a), case=a.case, good=a.good, bad=a.bad,
+                                  policy=policy, fresh=a.fresh, run_dir=a.run_dir)
+    out = bisectjob.run_bisect(req, prog)
+    emit(a, out.payload, bisect.format_result(out.result, out.names, a.signature)
+          + ("\n" + pointing.format_pointing(out.pointing, out.names, out.result.culprit)
+             if out.pointing else "")
+          + f"\n  log      {out.log}\n  result   {out.folder / 'result.json'}")
+    return errors.EXIT_OK if out.found else errors.EXIT_VERDICT
+
+
+def add_parsers(sub) -> None:
+    """bisect (run --case's options are run's)."""
+    bs = command_parser(
+        sub, "bisect", cmd_bisect, "find the patch of a series that brings a report in (or out)",
+        "Bisect a quilt series: prefix k is the variant with the first k patches "
+        "of --series applied (after patches/<version>/series). Both ends are "
+        "checked first (--good must not show the signature, --bad must), then "
+        "prefixes are binary-searched; each step builds incrementally through the "
+        "build cache, boots with the camera flood and the agent, and looks for the "
+        "signature among the kernel reports. --good < --bad finds the patch that "
+        "brings the report in; --good > --bad the one that takes it away. Verdicts: "
+        "good, bad, skip (build, patch or boot failure; never bad). Rerunning the "
+        "same command resumes from its log.", series=False)
+    bs.epilog = (EPILOG.replace("  0    success", "  0    a culprit was found")
+                 .replace("  1    the check's verdict is negative (a diff that does not "
+                          "match its case)",
+                          "  1    no single culprit: an end failed its check, or skipped "
+                          "steps leave a range")
+                 + "\nthresholds (see harness/checks/bisect.py): a step is bad after --min-hits runs "
+                   "that show the signature;\ngood once a bad kernel would have shown nothing "
+                   "in its clean runs with chance\n<= --max-miss, the chance per run estimated "
+                   "at the bad end.\n")
+    g = bs.add_argument_group("what to bisect")
+    g.add_argument("--series", type=Path, required=True, metavar="FILE",
+                   help="the quilt series to bisect (applied after patches/<version>/series)")
+    g.add_argument("--signature", required=True, metavar="TITLE|REGEX",
+                   help="a report title as `dmaharness reports` prints it, or a Python regex "
+                        "searched in titles")
+    g.add_argument("--good", type=int, metavar="N",
+                   help="prefix length without the signature (default 0)")
+    g.add_argument("--bad", type=int, metavar="M",
+                   help="prefix length with the signature (default: the whole series)")
+    g.add_argument("--fresh", action="store_true", help="ignore the log of an earlier run")
+    g = bs.add_argument_group("verdicts")
+    g.add_argument("--runs", type=int, default=6, help="most runs per step (6)")
+    g.add_argument("--endpoint-runs", type=int, default=4,
+                   help="runs at each end; the bad end's estimate the repro chance (4)")
+    g.add_argument("--parallel", type=int, default=2, help="guests booted at once (2)")
+    g.add_argument("--min-hits", type=int, default=1,
+                   help="runs showing the signature that make a step bad (1)")
+    g.add_argument("--max-miss", type=float, default=0.05,
+                   help="accepted chance that a good verdict misses a bad kernel (0.05)")
+    boot_group(bs, timeout_help="seconds allowed beyond --duration")
+    flood_group(bs)

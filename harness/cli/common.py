@@ -1,0 +1,213 @@
+"""What every command family shares: option groups, run settings as flags, printing.
+
+Each option is declared once here and used by the families' parsers
+(harness.cli.build, case, sweep, campaign, cache); ``emit`` prints a
+result as text or one JSON object (--json) and writes --json-out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import jsonout
+from ..boot import settings
+from ..errors import HarnessError
+from ..kernel import ccachestats, kbuild, profiles
+from ..campaign import kcidb
+from ..pipeline import VariantSpec
+
+
+EPILOG = """\
+exit codes:
+  0    success
+  1    the check's verdict is negative (a diff that does not match its case)
+  2    usage error
+  3    environment: a package, tool or kernel source is missing (make deps)
+  4    bad input: a series, patch, fragment, case or config option is wrong
+  5    the kernel or a C helper failed to build
+  6    the guest failed: panic, hang, silence, missing end marker, bad status
+  7    the fake device failed (crashed, never listened)
+  8    a campaign is incomplete: jobs are missing or failed (collect lists them)
+  130  interrupted
+
+run settings (boot and flood options): defaults < a case's [run] table < the
+flags given on the command line.
+
+The cache folder is $DMAHARNESS_CACHE, else ~/.cache/dmaharness.
+"""
+
+
+# --- option groups, declared once ------------------------------------------------
+
+def _typed(name: str) -> Callable[[str], Any]:
+    """argparse type: the setting's own parser (harness.boot.settings)."""
+    def parse(text: str):
+        try:
+            return settings.SETTINGS[name].parse(text)
+        except HarnessError as e:
+            raise argparse.ArgumentTypeError(e.message) from None
+    parse.__name__ = name
+    return parse
+
+def whole_number(text: str) -> int:
+    """argparse type: a whole number, 0 or more."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
+    return n
+
+def _setting(g, name: str, *, default_shown: Any = None, help_: str | None = None,
+             flag: str | None = None, **kw) -> None:
+    """A run setting as a flag whose absence means "not given" (None)."""
+    s = settings.SETTINGS[name]
+    shown = settings.default(name) if default_shown is None else default_shown
+    if isinstance(shown, bool):
+        g.add_argument(flag or "--" + name.replace("_", "-"), action="store_true", default=None,
+                       help=help_ or s.help, **kw)
+        return
+    g.add_argument(flag or "--" + name.replace("_", "-"), type=_typed(name), default=None,
+                   help=f"{help_ or s.help} ({shown})", **kw)
+
+def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = True) -> None:
+    g = p.add_argument_group("variant (what kernel to build)")
+    if kernel:
+        g.add_argument("--kernel", choices=kbuild.SUPPORTED, default=None,
+                       help="kernel version, from Debian's linux-source-X.Y (default 6.1)")
+    if tree:
+        g.add_argument("--tree", type=Path, metavar="DIR",
+                       help="your own Linux git checkout instead of Debian's source (default "
+                            "for bisect-run: the current folder): its HEAD and local changes "
+                            "are built in a mirror in the cache; the checkout is never written. "
+                            "The detector series is patches/<its version>/series, else the "
+                            "nearest version's")
+    if series:
+        g.add_argument("--series", action="append", type=Path, default=[], metavar="FILE",
+                       help="a quilt-style series applied after the base (detector) series "
+                            "(repeatable; a case's series, or your own)")
+        g.add_argument("--prefix", type=whole_number, metavar="N",
+                       help="apply only the first N patches of the --series patches")
+    _setting(g, "profile", metavar="NAME",
+             help_="debug profile: " + ", ".join(profiles.names())
+                   + " (what each finds and costs: `dmaharness profiles`; a case's [run] "
+                     "may name one)")
+    g.add_argument("--fragment", action="append", default=[], metavar="NAME|FILE",
+                   help="kconfig fragment(s) to use instead of the profile's (all of "
+                        "kconfig-fragments/ for dma; repeatable; NAME means "
+                        "kconfig-fragments/NAME.config)")
+    g.add_argument("--no-base-series", "--no-detector", dest="no_base_series",
+                   action="store_true",
+                   help="do not apply patches/<version>/series, the detector (a stock kernel; "
+                        "with --tree the detector and kunit fragments are left out too unless "
+                        "--fragment is given)")
+    g.add_argument("-j", "--jobs", type=int, help="make -j (default: number of CPUs)")
+    g.add_argument(ccachestats.FLAG, dest="ccache_remote", metavar="URL",
+                   help="share compiled objects with other machines (a campaign's workers) "
+                        "through ccache's remote storage: redis://HOST[:PORT], "
+                        "redis+unix:/SOCKET, http://HOST[:PORT]/PATH or file:/DIR, given to "
+                        "ccache as CCACHE_REMOTE_STORAGE; not part of the variant key "
+                        f"(default ${ccachestats.ENV}; without either, a CCACHE_REMOTE_STORAGE "
+                        "of your environment is used as it is).  The build's ccache hits and "
+                        "misses are in its JSON (ccache)")
+    g.add_argument("--force", action="store_true", help="rebuild even when cached")
+
+def boot_group(p, *, timeout_help: str, timeout: float | None = None, smp: int | None = None,
+               profile: bool = False, run_dir: bool = True):
+    g = p.add_argument_group("boot (run settings)")
+    _setting(g, "accel", metavar="auto|tcg|kvm")
+    _setting(g, "timeout", help_=timeout_help, default_shown=timeout, metavar="S")
+    _setting(g, "silence", metavar="S")
+    _setting(g, "memory", metavar="MIB")
+    _setting(g, "smp", default_shown=smp, metavar="N")
+    _setting(g, "append", metavar="ARGS")
+    _setting(g, "qemu_opts", help_="more QEMU options, split like a shell would (e.g. "
+             "'-icount shift=0,sleep=off' to make the guest clock count instructions)",
+             metavar="OPTS")
+    if profile:
+        _setting(g, "insn_profile", help_="count the guest instructions of every kernel "
+                 "function (a QEMU TCG plugin, bench/insnprof; implies --accel tcg): "
+                 "<run-dir>/insnprof.json, and the top functions in the result")
+    _setting(g, "console")
+    if run_dir:
+        g.add_argument("--run-dir", type=Path,
+                       help="folder for the console log and results (default: a new folder "
+                            "under <cache>/runs)")
+    return g
+
+def flood_group(p, *, title: str = "flood (run settings)"):
+    g = p.add_argument_group(title)
+    metavars = {"flood": "PATTERN[:RATE]", "duration": "TIME", "cycle_hz": "HZ",
+                "phys_hz": "HZ", "cameras": "N", "hotplug": "S", "seed": "N", "agent_args": "ARGS"}
+    for name, metavar in metavars.items():
+        _setting(g, name, metavar=metavar)
+    _setting(g, "fail_nth", metavar="PATHS", nargs="?", const=settings.FAIL_NTH_PATHS,
+             default_shown="off; without PATHS: probe,disconnect")
+    _setting(g, "fail_nth_max", metavar="N")
+    g.add_argument("--device", dest="devices", action="append", default=None,
+                   metavar="NAME|FILE", help=settings.SETTINGS["devices"].help)
+    _setting(g, "capture")
+    g.add_argument("--usb-host", dest="usb_host", action="append", default=None,
+                   metavar="VID:PID|BUS-DEV", help=settings.SETTINGS["usb_host"].help)
+    g.add_argument("--case", type=Path, metavar="DIR|case.toml",
+                   help="a case: its [run] table gives the run settings that no flag gives")
+    return g
+
+def output_group(p) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--json-out", type=Path, metavar="FILE",
+                   help="also write that JSON object to FILE, whole or not at all (also on "
+                        "an error: then with \"ok\": false); what a campaign's jobs do")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+def variant_spec(a, *, series_: bool = True) -> VariantSpec:
+    ccachestats.set_flag(getattr(a, "ccache_remote", None))     # every build of this process
+    return VariantSpec(kernel=getattr(a, "kernel", None), tree=a.tree,
+                       series=tuple(a.series) if series_ else (),
+                       prefix=a.prefix if series_ else None, fragments=tuple(a.fragment),
+                       profile=a.profile,
+                       base_series=not a.no_base_series, jobs=a.jobs, force=a.force)
+
+def flags(a) -> dict[str, Any]:
+    """The run settings given on the command line (typed; absent ones are None)."""
+    return {k: tuple(v) if isinstance(v, list) else v for k in settings.SETTINGS
+            if (v := getattr(a, k, None)) is not None}
+
+def command_parser(sub, name: str, func, help_text: str, description: str, **variant) -> argparse.ArgumentParser:
+    """A subcommand that builds a variant: variant options, --json, -q, exit codes."""
+    p = sub.add_parser(name, help=help_text, description=description, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    variant_group(p, **variant)
+    output_group(p)
+    p.set_defaults(func=func)
+    return p
+
+def kcidb_args(p) -> None:
+    p.add_argument("--kcidb", type=Path, metavar="FILE",
+                   help="also write the results as a KCIDB I/O document (KernelCI's schema "
+                        f"v{kcidb.MAJOR}.{kcidb.MINOR}: checkouts, builds, one "
+                        "test per job and per expected outcome), for `kcidb-submit`")
+    p.add_argument("--kcidb-origin", default=kcidb.ORIGIN, metavar="NAME",
+                   help=f"the KCIDB origin: the ids' prefix ({kcidb.ORIGIN}; your CI system's "
+                        "name as KCIDB knows it)")
+
+
+# --- printing ------------------------------------------------------------------------
+
+def emit(a, payload: dict, text: str) -> None:
+    if getattr(a, "json_out", None):
+        write_json_out(a.json_out, payload)
+    print(jsonout.dumps(payload) if a.json else text)
+
+def write_json_out(path: Path, payload: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(jsonout.dumps(payload) + "\n")
+    os.replace(tmp, path)
+
+def on_sigterm(signum, frame):
+    raise KeyboardInterrupt

@@ -1,0 +1,93 @@
+"""`sweep`: every device model of the catalogue booted, the sharing sites listed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import errors, jsonout
+from ..boot import settings
+from ..checks import sweep, sweeptable
+from ..output import sweephtml
+from ..progress import Progress
+from .common import boot_group, command_parser, emit, flags, variant_spec
+
+
+def cmd_sweep(a) -> int:
+    prog = Progress(quiet=a.quiet)
+    base = sweeptable.load_sites(a.baseline) if a.baseline else None
+    devices = tuple(d for part in a.devices for d in part.split(",") if d)
+    b = settings.resolve(flags(a), boot=settings.BootSettings(timeout=300.0, smp=1))[0]
+    if a.job:
+        if devices or a.list or a.baseline:
+            raise errors.HarnessError("sweep --job takes none of --devices, --list, --baseline")
+        payload = sweep.sweep_job(sweep.SweepRequest(variant_spec(a, series_=False), b, (),
+                                                     a.catalogue, 1, a.run_dir), a.job, prog)
+        d = payload["device"]
+        emit(a, payload,
+              f"{payload['build']['key']}: {d['device']} {d['state']}"
+              + (f" ({d['reason']})" if d["reason"] else "")
+              + f", {len(d['reports'])} report(s)" + (f"\n  console  {d['console']}"
+                                                      if d["console"] else ""))
+        return errors.EXIT_OK
+    res = sweep.sweep(sweep.SweepRequest(variant_spec(a, series_=False), b, devices,
+                                         a.catalogue, a.parallel, a.run_dir,
+                                         plan_only=a.list), prog)
+    payload = res.to_json()
+    if a.list:
+        lines = [f"{res.build.artifacts.key}: {len(res.runs)} device(s)"]
+        lines += [f"  {r.state:8} {r.device:<20} {r.klass:<8} {r.reason}".rstrip()
+                  for r in res.runs]
+        emit(a, payload, "\n".join(lines))
+        return errors.EXIT_OK
+    text = sweeptable.format_text(res.table, res.runs)
+    code = errors.EXIT_OK if res.ok else errors.EXIT_VERDICT
+    if base is not None:
+        d = sweeptable.diff(base, payload["sites"])
+        payload["baseline"] = {"file": str(a.baseline), **d.to_json()}
+        text += f"\nagainst {a.baseline}:\n" + d.format_text()
+        code = errors.EXIT_VERDICT if d.differs else code
+    html = res.run_dir / "sweep.html"
+    payload["html"] = str(html)
+    sweephtml.write(html, payload)
+    text += (f"\n  json     {res.run_dir / 'sweep.json'}\n  html     {html}"
+             f"\n  logs     {res.run_dir}/<device>/console.log")
+    jsonout.write(res.run_dir / "sweep.json", payload)
+    emit(a, payload, text)
+    return code
+
+
+def add_parsers(sub) -> None:
+    """sweep."""
+    sw = command_parser(
+        sub, "sweep", cmd_sweep, "boot every QEMU device model of the catalogue; list the "
+        "DMA sharing sites",
+        "Survey a stock kernel (the detector series only): build it with the drivers of "
+        "kconfig-fragments/sweep/catalogue.toml, boot it once without a device and once per "
+        "device model (virtio with the DMA API forced, storage, NICs in pairs, sound, USB), "
+        "run each device's workload (real I/O) and fold every detector report into sites: "
+        "one row per driver function and buffer that shares a cache line with other data of "
+        "its object, with the devices that reached it, whether a CPU access to the "
+        "device-owned bytes was seen (KASAN: dma-owned), the structure layout and the console "
+        "evidence. Devices whose model this QEMU lacks or whose driver this kernel cannot "
+        "build are listed as skipped, with the reason. Exit 0, or 1 when a boot failed or "
+        "(with --baseline) the sites differ from the baseline's.", series=False)
+    g = sw.add_argument_group("sweep")
+    g.add_argument("--devices", action="append", default=[], metavar="LIST",
+                   help="comma-separated device names or classes (virtio, storage, network, "
+                        "sound, usb, misc) of the catalogue (default: all; repeatable)")
+    g.add_argument("--catalogue", type=Path, metavar="FILE",
+                   help="another device catalogue (default kconfig-fragments/sweep/catalogue.toml)")
+    g.add_argument("--baseline", type=Path, metavar="FILE",
+                   help="an earlier sweep's sweep.json (or --json output): list new, gone and "
+                        "unchanged sites; exit 1 when they differ, as diff(1)")
+    g.add_argument("--parallel", type=int, default=0,
+                   help="guests booted at once (default: one per core)")
+    g.add_argument("--list", action="store_true",
+                   help="build the sweep kernel (cached) and list what would run and what is "
+                        "skipped, and why; boot nothing")
+    g.add_argument("--job", metavar="DEVICE",
+                   help="a sweep campaign's job (`plan sweep`): the one boot of this device "
+                        "of the catalogue, or '(boot)' for the boot without a device; the "
+                        "JSON carries its console whole (`collect` folds the sites)")
+    boot_group(sw, timeout_help="seconds a boot may take before its workload", timeout=300,
+               smp=1)
