@@ -10,6 +10,8 @@ Exit codes are part of the interface (README.md, "Exit codes"):
   5  the kernel (or a C helper) failed to build
   6  the guest failed: panic, hang, silence, no end marker, bad status
   7  the fake device failed (crashed, never listened)
+  8  a campaign is incomplete: jobs are missing or failed
+  70 a bug of dmaharness (the traceback is printed): never the answer to an input
   130 interrupted (Ctrl-C)
 """
 
@@ -24,6 +26,7 @@ EXIT_BUILD = 5
 EXIT_GUEST = 6
 EXIT_DEVICE = 7
 EXIT_INCOMPLETE = 8     # a campaign with jobs missing or failed
+EXIT_INTERNAL = 70      # a bug of ours (sysexits' EX_SOFTWARE), with its traceback
 EXIT_INTERRUPTED = 130
 
 

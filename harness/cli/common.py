@@ -31,6 +31,7 @@ exit codes:
   6    the guest failed: panic, hang, silence, missing end marker, bad status
   7    the fake device failed (crashed, never listened)
   8    a campaign is incomplete: jobs are missing or failed (collect lists them)
+  70   a bug of dmaharness (the traceback is printed)
   130  interrupted
 
 run settings (boot and flood options): defaults < a case's [run] table < the

@@ -10,9 +10,12 @@ their own arguments (DELEGATED).  No module imports this one.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import signal
 import sys
+import traceback
 from typing import Callable
 
 from .. import errors, jsonout, proc
@@ -58,6 +61,28 @@ def parser() -> argparse.ArgumentParser:
 DELEGATED: dict[str, Callable[[list[str]], int]] = {
     "reports": logcli.reports_main, "diff": diff.main, "bisect-run": bisect_run, "capture": capture}
 
+def parse(argv: list[str]) -> tuple[argparse.Namespace | None, int]:
+    """The parsed arguments, or (None, exit code) when argparse stopped: 0
+    after --help, 2 on a usage error.  With --json a usage error is one
+    JSON object on stdout too, as every other error is."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return parser().parse_args(argv), errors.EXIT_OK
+    except SystemExit as e:
+        sys.stderr.write(err.getvalue())
+        if e.code in (0, None):
+            return None, errors.EXIT_OK
+        lines = err.getvalue().strip().splitlines()
+        message = lines[-1].split(": error: ", 1)[-1] if lines else "bad command line"
+        if "--json" in argv:
+            print(jsonout.dumps({"command": argv[0] if argv else None, "ok": False,
+                                 "error": {"kind": "usage", "message": message,
+                                           "exit_code": errors.EXIT_USAGE},
+                                 "failure": message}))
+        return None, errors.EXIT_USAGE
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in DELEGATED:
@@ -68,23 +93,16 @@ def main(argv: list[str] | None = None) -> int:
         # `plan ... -- RUN-ARGS`: what follows -- goes to every job, unparsed
         i = argv.index("--")
         argv, run_args = argv[:i], argv[i + 1:]
-    a = parser().parse_args(argv)
+    a, code = parse(argv)
+    if a is None:
+        return code
     if run_args:
         a.run_args = run_args
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         return a.func(a)
     except HarnessError as e:
-        failed = {"command": a.command, **e.payload, "ok": False, "error": e.to_json(),
-                  "failure": e.message.splitlines()[0] if e.message else None}
-        if getattr(a, "json_out", None):
-            write_json_out(a.json_out, failed)
-        if getattr(a, "json", False):
-            print(jsonout.dumps(failed))
-        sys.stderr.write(f"\ndmaharness {a.command}: error: {e.message}\n")
-        if e.detail and not getattr(a, "quiet", False):
-            sys.stderr.write(e.detail.rstrip() + "\n")
-        return e.exit_code
+        return _failed(a, e.to_json(), e.payload, e.message, e.detail, e.exit_code)
     except BrokenPipeError:       # `dmaharness run | head -1`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return errors.EXIT_OK
@@ -93,3 +111,24 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"\ndmaharness {a.command}: interrupted; nothing is left running, "
                          "and the cache stays consistent (rerun to continue)\n")
         return errors.EXIT_INTERRUPTED
+    except Exception as e:        # a bug of ours: its own exit code, never a verdict's
+        proc.stop_all()
+        message = f"internal error (a dmaharness bug, please report it): {type(e).__name__}: {e}"
+        return _failed(a, {"kind": "internal", "message": message,
+                           "exit_code": errors.EXIT_INTERNAL}, {}, message,
+                       traceback.format_exc(), errors.EXIT_INTERNAL, always_detail=True)
+
+
+def _failed(a, error: dict, payload: dict, message: str, detail: str, code: int, *,
+            always_detail: bool = False) -> int:
+    """An error's --json object and --json-out file, its message on stderr; its exit code."""
+    failed = {"command": a.command, **payload, "ok": False, "error": error,
+              "failure": message.splitlines()[0] if message else None}
+    if getattr(a, "json_out", None):
+        write_json_out(a.json_out, failed)
+    if getattr(a, "json", False):
+        print(jsonout.dumps(failed))
+    sys.stderr.write(f"\ndmaharness {a.command}: error: {message}\n")
+    if detail and (always_detail or not getattr(a, "quiet", False)):
+        sys.stderr.write(detail.rstrip() + "\n")
+    return code

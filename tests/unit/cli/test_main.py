@@ -1,0 +1,65 @@
+"""harness.cli.main: exit codes keep their meaning, and --json is one object on every path."""
+
+import contextlib
+import io
+import json
+import unittest
+from unittest import mock
+
+from harness import errors
+from harness.cli import main as cli
+
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+class Usage(unittest.TestCase):
+    def test_an_argument_error_is_one_json_object_with_json(self):
+        code, out, err = run(["run", "--json", "--duration", "nope"])
+        self.assertEqual(code, errors.EXIT_USAGE)
+        obj = json.loads(out)
+        self.assertEqual((obj["ok"], obj["command"], obj["error"]["kind"]), (False, "run", "usage"))
+        self.assertIn("--duration", obj["error"]["message"])
+        self.assertIn("not a duration", err)           # argparse's own text stays on stderr
+
+    def test_an_unknown_command_with_json(self):
+        code, out, _ = run(["no-such-command", "--json"])
+        self.assertEqual(code, errors.EXIT_USAGE)
+        self.assertEqual(json.loads(out)["error"]["exit_code"], errors.EXIT_USAGE)
+
+    def test_without_json_stdout_stays_empty(self):
+        code, out, err = run(["run", "--duration", "nope"])
+        self.assertEqual((code, out), (errors.EXIT_USAGE, ""))
+        self.assertIn("error:", err)
+
+    def test_help_is_zero(self):
+        code, out, _ = run(["build", "--help"])
+        self.assertEqual(code, 0)
+        self.assertIn("usage: dmaharness build", out)
+
+
+class Internal(unittest.TestCase):
+    """A bug of ours is exit 70 with its traceback, never a verdict (0, 1) or an input error."""
+
+    def test_an_unexpected_exception_is_exit_70_with_the_traceback(self):
+        with mock.patch.object(cli.cache, "cmd_profiles", side_effect=KeyError("boom")):
+            code, out, err = run(["profiles", "--json"])
+        self.assertEqual(code, errors.EXIT_INTERNAL)
+        obj = json.loads(out)
+        self.assertEqual(obj["error"]["kind"], "internal")
+        self.assertIn("KeyError", obj["error"]["message"])
+        self.assertIn("Traceback", err)
+
+    def test_a_harness_error_keeps_its_code(self):
+        with mock.patch.object(cli.cache, "cmd_profiles", side_effect=errors.InputError("bad")):
+            code, out, _ = run(["profiles", "--json"])
+        self.assertEqual(code, errors.EXIT_INPUT)
+        self.assertEqual(json.loads(out)["error"]["kind"], "input")
+
+
+if __name__ == "__main__":
+    unittest.main()
