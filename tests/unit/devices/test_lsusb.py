@@ -11,19 +11,20 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness.devices import lsusb
+from harness.devices import (lsusb, lsusb_answers, lsusb_build, lsusb_listing, lsusb_parse,
+                             lsusb_plan, lsusb_render, lsusb_shipped)
 
-FAKE_DEVICE = lsusb.REPO / "fake-device"
+FAKE_DEVICE = lsusb_shipped.REPO / "fake-device"
 FAKE_UVC = FAKE_DEVICE / "build" / "fake-uvc"
-SRC = lsusb.SOURCES_DIR
+SRC = lsusb_shipped.SOURCES_DIR
 
 
 def listing(name: str) -> str:
-    return (SRC / lsusb.SHIPPED[name].listing).read_text(encoding="utf-8")
+    return (SRC / lsusb_shipped.SHIPPED[name].listing).read_text(encoding="utf-8")
 
 
-def parse(name: str) -> lsusb.Parsed:
-    return lsusb.parse(listing(name), lsusb.SHIPPED[name].listing)
+def parse(name: str) -> lsusb_parse.Parsed:
+    return lsusb_parse.parse(listing(name), lsusb_shipped.SHIPPED[name].listing)
 
 
 def printed_blengths(text: str) -> int:
@@ -42,7 +43,7 @@ def printed_blengths(text: str) -> int:
 
 class Rebuild(unittest.TestCase):
     def test_every_descriptor_matches_its_blength_and_the_totals_add_up(self):
-        for name in lsusb.SHIPPED:
+        for name in lsusb_shipped.SHIPPED:
             with self.subTest(name):
                 p = parse(name)
                 self.assertEqual(len(p.configs), p.device[17])
@@ -108,15 +109,15 @@ class Rebuild(unittest.TestCase):
     def test_quirks_are_noted_not_fixed(self):
         notes = parse("lifecam-nx6000").notes[0]
         self.assertTrue(any("wTotalLength 295" in n and "301" in n for n in notes), notes)
-        text = (lsusb.PROFILES_DIR / "lifecam-nx6000.profile").read_text(encoding="utf-8")
+        text = (lsusb_shipped.PROFILES_DIR / "lifecam-nx6000.profile").read_text(encoding="utf-8")
         self.assertIn("# note: kept as the device has it: the VideoStreaming input header says "
                       "wTotalLength 295", text)
 
 
 class Broken(unittest.TestCase):
     def fails(self, text: str, line: int | None, *words: str) -> str:
-        with self.assertRaises(lsusb.ListingError) as cm:
-            lsusb.parse(text, "x.txt")
+        with self.assertRaises(lsusb_listing.ListingError) as cm:
+            lsusb_parse.parse(text, "x.txt")
         msg = str(cm.exception)
         prefix = f"x.txt:{line}: " if line else "x.txt: "
         self.assertTrue(msg.startswith(prefix), msg)
@@ -196,20 +197,20 @@ class Broken(unittest.TestCase):
 
 
 class Synthesized(unittest.TestCase):
-    def profile(self, name: str) -> lsusb.Profile:
-        return lsusb.convert(SRC / lsusb.SHIPPED[name].listing, name)
+    def profile(self, name: str) -> lsusb_build.Profile:
+        return lsusb.convert(SRC / lsusb_shipped.SHIPPED[name].listing, name)
 
     def test_plan_matches_the_capture_of_the_built_in_camera(self):
         # builtin-uvc.profile was written by the C capture (plan.c): the same
         # requests in the same order, the same defaults
-        text = (lsusb.PROFILES_DIR / "builtin-uvc.profile").read_text()
+        text = (lsusb_shipped.PROFILES_DIR / "builtin-uvc.profile").read_text()
         cfg = bytes.fromhex(" ".join(re.search(r"^config (.*?)\n(?=\S|\n)", text, re.S | re.M)
                                      .group(1).split()))
         got = [f"get 0x{r.type:02x} 0x{r.req:02x} 0x{r.value:04x} 0x{r.index:04x}"
-               for r in lsusb.plan_requests(cfg)]
+               for r in lsusb_plan.plan_requests(cfg)]
         want = [" ".join(ln.split()[:5]) for ln in text.splitlines() if ln.startswith("get ")]
         self.assertEqual(got, want)
-        sets, ints = lsusb.plan_defaults([cfg])
+        sets, ints = lsusb_plan.plan_defaults([cfg])
         self.assertEqual(sets, [(0x21, 0x01, 0x81)])
         self.assertEqual(ints, [(0x83, "uvc-control")])
 
@@ -249,7 +250,7 @@ class Synthesized(unittest.TestCase):
         self.assertEqual([(g.value, g.index, len(g.data)) for g in hid],
                          [(0x2200, 0, 65), (0x2200, 1, 159)])
         for g in hid:
-            lsusb.hid_check(g.data)
+            lsusb_answers.hid_check(g.data)
             self.assertTrue(g.comment[0].startswith("synthesized:"))
 
     def test_hid_endpoints_send_whole_input_reports(self):
@@ -258,29 +259,31 @@ class Synthesized(unittest.TestCase):
         p = self.profile("logitech-k120")
         self.assertEqual(p.interrupts, [(0x81, "hid"), (0x82, "hid")])
         hid = {g.index: g.data for g in p.gets if g.req == 0x06}
-        self.assertEqual(lsusb.hid_input_reports(hid[0]), [(0, 8)])
-        self.assertEqual(lsusb.hid_input_reports(hid[1]), [(1, 4), (2, 2), (3, 3), (4, 4)])
-        _, ints = lsusb.plan_defaults(p.configs)
+        self.assertEqual(lsusb_plan.hid_input_reports(hid[0]), [(0, 8)])
+        self.assertEqual(lsusb_plan.hid_input_reports(hid[1]), [(1, 4), (2, 2), (3, 3), (4, 4)])
+        _, ints = lsusb_plan.plan_defaults(p.configs)
         self.assertEqual(ints, [(0x81, "random"), (0x82, "random")])
-        stalled = [lsusb.Get(g.type, g.req, g.value, g.index, None if g.index == 1 else g.data)
+        stalled = [lsusb_answers.Get(g.type, g.req, g.value, g.index,
+                                     None if g.index == 1 else g.data)
                    for g in p.gets]
-        _, ints = lsusb.plan_defaults(p.configs, stalled)
+        _, ints = lsusb_plan.plan_defaults(p.configs, stalled)
         self.assertEqual(ints, [(0x81, "hid"), (0x82, "random")])
         # Push/Pop, a long item skipped, malformed descriptors
-        self.assertEqual(lsusb.hid_input_reports(bytes.fromhex(
+        self.assertEqual(lsusb_plan.hid_input_reports(bytes.fromhex(
             "85 01 75 08 95 02 a4 85 02 95 05 81 02 b4 81 02")), [(2, 6), (1, 3)])
-        self.assertEqual(lsusb.hid_input_reports(bytes.fromhex(
+        self.assertEqual(lsusb_plan.hid_input_reports(bytes.fromhex(
             "75 08 95 04 fe 02 10 81 02 95 01 81 02")), [(0, 1)])
         for bad in ("75 08 95 01 81", "85 00 81 02", "b4", "a4 a4 a4 a4 a4", "fe 05 10 00"):
-            self.assertIsNone(lsusb.hid_input_reports(bytes.fromhex(bad)), bad)
+            self.assertIsNone(lsusb_plan.hid_input_reports(bytes.fromhex(bad)), bad)
         # longer than wMaxPacketSize: left out; full-size only when no report is longer
-        self.assertEqual(lsusb.hid_fitting([(1, 4), (2, 9), (3, 8), (4, 3)], 8), [(1, 4), (4, 3)])
-        self.assertEqual(lsusb.hid_fitting([(1, 4), (3, 8)], 8), [(1, 4), (3, 8)])
+        self.assertEqual(lsusb_plan.hid_fitting([(1, 4), (2, 9), (3, 8), (4, 3)], 8),
+                         [(1, 4), (4, 3)])
+        self.assertEqual(lsusb_plan.hid_fitting([(1, 4), (3, 8)], 8), [(1, 4), (3, 8)])
 
     def test_a_report_descriptor_lsusb_printed_is_used(self):
         # newer lsusb, usbhid not bound: the items are printed; rebuild them
-        report = lsusb.HID_REPORTS["boot-keyboard-65"][0]()
-        names = {(t, tag): n for t, m in lsusb._HID_TAGS.items() for n, tag in m.items()}
+        report = lsusb_answers.HID_REPORTS["boot-keyboard-65"][0]()
+        names = {(t, tag): n for t, m in lsusb_parse._HID_TAGS.items() for n, tag in m.items()}
         items, i = [], 0
         while i < len(report):
             b = report[i]
@@ -294,7 +297,7 @@ class Synthesized(unittest.TestCase):
         head, sep, body = listing("logitech-k120").partition("# ---\n")
         text = head + sep + body.replace(
             "** UNAVAILABLE **", "Report Descriptor: (length is 65)\n" + "\n".join(items), 1)
-        p = lsusb.build(lsusb.parse(text, "k.txt"), "k")
+        p = lsusb_build.build(lsusb_parse.parse(text, "k.txt"), "k")
         g = next(g for g in p.gets if (g.req, g.index) == (0x06, 0))
         self.assertEqual(g.data, report)
         self.assertFalse(g.comment[0].startswith("synthesized"))
@@ -316,8 +319,9 @@ class Synthesized(unittest.TestCase):
                          [0x40, 0x41, 0x42, 0x43, 0x44, 0x84, 0x86, 0x88, 0x8a])
 
     def test_every_answer_is_under_its_comment(self):
-        for name in lsusb.SHIPPED:
-            lines = (lsusb.PROFILES_DIR / f"{name}.profile").read_text(encoding="utf-8").splitlines()
+        for name in lsusb_shipped.SHIPPED:
+            lines = ((lsusb_shipped.PROFILES_DIR / f"{name}.profile").read_text(encoding="utf-8")
+                     .splitlines())
             for i, ln in enumerate(lines):
                 hand_set = ln.startswith(("set 0x40", "set 0x21 0x2")) and name == "pl2303"
                 if not ln.startswith("get ") and not hand_set:
@@ -330,26 +334,27 @@ class Synthesized(unittest.TestCase):
 
 class Shipped(unittest.TestCase):
     def test_profiles_are_what_the_converter_makes_today(self):
-        for name, (src, dst) in lsusb.shipped_paths().items():
+        for name, (src, dst) in lsusb_shipped.shipped_paths().items():
             with self.subTest(name):
-                self.assertTrue(dst.is_file(), f"{dst} is missing; run {lsusb.REGENERATE}")
-                want = lsusb.render(lsusb.convert(src, name))
+                self.assertTrue(dst.is_file(), f"{dst} is missing; run {lsusb_shipped.REGENERATE}")
+                want = lsusb_render.render(lsusb.convert(src, name))
                 self.assertTrue(dst.read_text(encoding="utf-8") == want,
                                 f"{dst.name} is not what harness/devices/lsusb.py makes of "
-                                f"{src.name}: run {lsusb.REGENERATE} and review the diff")
+                                f"{src.name}: run {lsusb_shipped.REGENERATE} and review the diff")
 
     def test_the_command(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            self.assertEqual(lsusb.main([str(SRC / lsusb.SHIPPED["pl2303"].listing)]), 0)
-        self.assertEqual(out.getvalue(), (lsusb.PROFILES_DIR / "pl2303.profile").read_text())
+            self.assertEqual(lsusb.main([str(SRC / lsusb_shipped.SHIPPED["pl2303"].listing)]), 0)
+        self.assertEqual(out.getvalue(),
+                         (lsusb_shipped.PROFILES_DIR / "pl2303.profile").read_text())
         with tempfile.TemporaryDirectory() as d:
             dst = Path(d, "x.profile")
-            self.assertEqual(lsusb.main([str(SRC / lsusb.SHIPPED["pl2303"].listing), "-o",
+            self.assertEqual(lsusb.main([str(SRC / lsusb_shipped.SHIPPED["pl2303"].listing), "-o",
                                          str(dst), "--name", "my-pl2303"]), 0)
             self.assertIn("\nname my-pl2303\n", dst.read_text())
-        r = subprocess.run(["python3", "-m", "harness.devices.lsusb", "--help"], cwd=lsusb.REPO,
-                           capture_output=True, text=True, timeout=60)
+        r = subprocess.run(["python3", "-m", "harness.devices.lsusb", "--help"],
+                           cwd=lsusb_shipped.REPO, capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0)
         self.assertIn("synthesized", r.stdout)
         self.assertIn("wMaxTransferSize", r.stdout)
@@ -360,7 +365,7 @@ class Shipped(unittest.TestCase):
                                text=True, timeout=600)
             if r.returncode != 0 or not FAKE_UVC.is_file():
                 self.skipTest(f"fake-device/build/fake-uvc cannot be built: {r.stderr[-300:]}")
-        for name, (_, dst) in lsusb.shipped_paths().items():
+        for name, (_, dst) in lsusb_shipped.shipped_paths().items():
             with self.subTest(name):
                 r = subprocess.run([str(FAKE_UVC), "--check-profile", str(dst)],
                                    capture_output=True, text=True, timeout=60)
@@ -441,22 +446,22 @@ class AgainstTheC(unittest.TestCase):
             self.skipTest("fake-device/src/profile.c and plan.c cannot be built here (no cc?)")
 
     def test_text_is_what_profile_write_prints(self):
-        for name, (_, dst) in lsusb.shipped_paths().items():
+        for name, (_, dst) in lsusb_shipped.shipped_paths().items():
             with self.subTest(name):
                 buf, err = ctypes.create_string_buffer(1 << 20), ctypes.create_string_buffer(512)
                 self.assertEqual(self.lib.profile_load_file(str(dst).encode(), buf, err, 512), 0,
                                  err.value)
                 canonical = c_write(self.lib, buf)
                 self.lib.profile_free(buf)
-                prof = lsusb.convert(SRC / lsusb.SHIPPED[name].listing, name)
-                self.assertEqual(lsusb.render(prof, notes=False), canonical)
+                prof = lsusb.convert(SRC / lsusb_shipped.SHIPPED[name].listing, name)
+                self.assertEqual(lsusb_render.render(prof, notes=False), canonical)
 
     def test_a_capture_of_the_replay_gives_the_profile_back(self):
         off = speed_offset(self.lib)
         speeds = {"low": 0, "full": 1, "high": 2, "super": 3}
-        for name in lsusb.SHIPPED:
+        for name in lsusb_shipped.SHIPPED:
             with self.subTest(name):
-                prof = lsusb.convert(SRC / lsusb.SHIPPED[name].listing, name)
+                prof = lsusb.convert(SRC / lsusb_shipped.SHIPPED[name].listing, name)
                 cb = XFER(lambda ctx, t, q, v, i, buf, n, why, wsz, p=prof:
                           self.answer(p, t, q, v, i, buf, n))
                 cap = ctypes.create_string_buffer(1 << 20)
@@ -465,11 +470,11 @@ class AgainstTheC(unittest.TestCase):
                 self.assertEqual(self.lib.plan_capture(cap, cb, None, rep, err, 512), 0, err.value)
                 got = c_write(self.lib, cap)
                 self.lib.profile_free(cap)
-                want = lsusb.render(prof, notes=False, capturable=True)
+                want = lsusb_render.render(prof, notes=False, capturable=True)
                 self.assertEqual(got[got.index("\n# device"):], want[want.index("\n# device"):])
 
     @staticmethod
-    def answer(p: lsusb.Profile, typ, req, value, index, buf, length) -> int:
+    def answer(p: lsusb_build.Profile, typ, req, value, index, buf, length) -> int:
         """The replayed device: its descriptors, strings and `get` lines."""
         data = None
         if (typ, req) == (0x80, 0x06):
@@ -483,10 +488,10 @@ class AgainstTheC(unittest.TestCase):
             elif kind == 0x0f:
                 data = p.bos
             elif kind == 3 and idx == 0:
-                data = bytes([4, 3]) + lsusb.LANGID.to_bytes(2, "little")
+                data = bytes([4, 3]) + lsusb_answers.LANGID.to_bytes(2, "little")
             elif kind == 3:
                 text = dict(p.strings).get(idx)
-                if text is not None and index == lsusb.LANGID:
+                if text is not None and index == lsusb_answers.LANGID:
                     u = text.encode("utf-16-le")
                     data = bytes([2 + len(u), 3]) + u
         else:
