@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Iterator
@@ -24,6 +25,37 @@ def in_checkout(path: Path) -> Path:
     p = Path(path)
     if not p.exists() and not p.is_absolute() and (REPO / p).exists():
         return REPO / p
+    return p
+
+
+# the one rule for a name that becomes part of a path: a case's or a variant's
+# name, a key read back from a state file, a campaign's job id
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def is_safe_name(name: object) -> bool:
+    """Letters, digits, '.', '_' and '-', starting with a letter or a digit, at
+    most 128 characters: never '', '..', a '/' or a NUL, so never a path of its own."""
+    return isinstance(name, str) and _SAFE_NAME.fullmatch(name) is not None
+
+
+def safe_name(name: object, what: str, *, path: str | None = None) -> str:
+    """``name`` when it may become part of a path; else InputError naming ``what``."""
+    if not is_safe_name(name):
+        raise InputError(f"{what}: {name!r} is not a name that can go into a path (letters, "
+                         "digits, '.', '_' and '-', starting with a letter or a digit, at most "
+                         "128 characters)", path=path)
+    return name  # type: ignore[return-value]
+
+
+def inside(path: Path, folder: Path, what: str = "path") -> Path:
+    """``path``, proved to lie strictly inside ``folder`` (symbolic links
+    resolved) before anything writes or removes it; else InputError."""
+    p, f = Path(path), Path(folder)
+    real_f = f.resolve()
+    real_p = (p.parent.resolve() / p.name) if p.name not in ("", ".", "..") else p.resolve()
+    if real_p == real_f or real_f not in real_p.parents:
+        raise InputError(f"{what} {p} is not inside {f}", path=str(p))
     return p
 
 
@@ -65,3 +97,32 @@ def locked(name: str, *, shared: bool = False, wait_message: str | None = None) 
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+# --- run folders in use ----------------------------------------------------------
+
+IN_USE = ".in-use"
+_held: list[int] = []      # this process's shared locks on its run folders, until it exits
+
+
+def mark_in_use(folder: Path) -> None:
+    """Hold a shared lock on ``folder/.in-use`` for as long as this process
+    lives: `cache prune` never removes a run folder a process still uses."""
+    fd = os.open(Path(folder) / IN_USE, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    _held.append(fd)
+
+
+def in_use(folder: Path) -> bool:
+    """Whether a live process holds ``folder``'s in-use lock."""
+    try:
+        fd = os.open(Path(folder) / IN_USE, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)

@@ -133,6 +133,7 @@ def new_run_dir(label: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     d = paths.sub("runs") / f"{stamp}-{label}-{os.getpid()}"
     d.mkdir(parents=True, exist_ok=True)
+    paths.mark_in_use(d)
     return d
 
 

@@ -14,6 +14,7 @@ case file or a flag spells its value, and its help text.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import dataclass, fields, replace
@@ -31,7 +32,18 @@ def parse_duration(text: str) -> float:
     if not m:
         raise InputError(f"{text!r} is not a duration (20, 20s, 500ms, 2m)")
     v = float(m.group(1))
-    return {"ms": v / 1000, "m": v * 60}.get(m.group(2) or "s", v)
+    return _finite({"ms": v / 1000, "m": v * 60}.get(m.group(2) or "s", v), text)
+
+
+# the longest time any setting may name (a duration, a timeout): a week
+MAX_SECONDS = 7 * 86400.0
+
+
+def _finite(n: float, given: Any) -> float:
+    """A number that time, sleep and JSON can carry: not nan, not infinite, not huge."""
+    if not math.isfinite(n) or abs(n) > MAX_SECONDS * 1000:
+        raise InputError(f"{given!r} is not a usable number (nan, infinite or too large)")
+    return n
 
 
 @dataclass(frozen=True)
@@ -85,7 +97,7 @@ def _positive(kind):
             raise InputError(f"{v!r} is not a {'whole ' if kind is int else ''}number") from None
         if n <= 0:
             raise InputError(f"{v!r} must be more than 0")
-        return n
+        return _finite(n, v) if kind is float else n
     return parse
 
 
@@ -98,7 +110,7 @@ def _non_negative(v: Any) -> float:
         raise InputError(f"{v!r} is not a number") from None
     if n < 0:
         raise InputError(f"{v!r} must be 0 or more")
-    return n
+    return _finite(n, v)
 
 
 def _whole(v: Any) -> int:

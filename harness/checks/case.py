@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import paths
 from ..boot import settings
 from ..errors import InputError
 from ..kernel.series import Patch
@@ -56,7 +57,6 @@ _TOP_KEYS = {"name": True, "description": False, "seed": False, "run": False,
              "variants": True, "expect": True}
 _VARIANT_KEYS = {"name": True, "role": True, "patches": True}
 _EXPECT_KEYS = {"fixed": True, "new_allowed": False}
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 @dataclass(frozen=True)
@@ -163,8 +163,9 @@ def _variants(path: Path, value: Any) -> tuple[CaseVariant, ...]:
         where = f"variants[{i}]"
         _check_keys(path, where, t, _VARIANT_KEYS)
         name = _string(path, f"{where}.name", t["name"])
-        if not _NAME_RE.match(name):
-            raise _err(path, f"{where}.name", f"{name!r}: use letters, digits, '.', '_' and '-'")
+        if not paths.is_safe_name(name):
+            raise _err(path, f"{where}.name", f"{name!r}: use letters, digits, '.', '_' and '-' "
+                       "(starting with a letter or a digit, at most 128)")
         if name in seen:
             raise _err(path, f"{where}.name", f"duplicate variant name {name!r}")
         seen.add(name)
@@ -216,6 +217,9 @@ def load_case(path: Path | str) -> Case:
         raise InputError(f"{path}: cannot read: {e}", path=str(path)) from None
     _check_keys(path, "", data, _TOP_KEYS)
     name = _string(path, "name", data["name"])
+    if not paths.is_safe_name(name):          # it names the case's run folders
+        raise _err(path, "name", f"{name!r}: use letters, digits, '.', '_' and '-' "
+                   "(starting with a letter or a digit, at most 128)")
     description = _string(path, "description", data.get("description", ""), empty_ok=True)
     seed = _string(path, "seed", data.get("seed", ""), empty_ok=True)
     return Case(name=name, description=description, seed=seed, path=path,

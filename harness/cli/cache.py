@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from .. import errors, paths
 from ..kernel import cache, kbuild, profiles
 from ..progress import Progress
 from .common import EPILOG, emit, output_group, whole_number
+
+
+def days(text: str) -> float:
+    """argparse type: an age in days, 0 or more and finite (nan, -1 or inf would
+    remove every run folder, or none, without saying so)."""
+    try:
+        n = float(text)
+    except ValueError:
+        n = -1.0
+    if not math.isfinite(n) or n < 0 or n > 100 * 365:
+        raise argparse.ArgumentTypeError(f"not an age in days (0 to 36500): {text!r}")
+    return n
 
 
 def _mib(n: int) -> str:
@@ -76,7 +89,7 @@ def add_parsers(sub) -> None:
     cp.add_argument("action", nargs="?", choices=("list", "prune"), default="list")
     cp.add_argument("--keep", type=whole_number, default=1, metavar="N",
                     help="prune: work trees kept per kernel version, most recently used first (1)")
-    cp.add_argument("--runs-older-than", type=float, metavar="DAYS",
+    cp.add_argument("--runs-older-than", type=days, metavar="DAYS",
                     help="prune: also remove run folders (runs/) older than DAYS")
     cp.add_argument("--dry-run", action="store_true", help="prune: say what would go, remove nothing")
     output_group(cp)

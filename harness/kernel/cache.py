@@ -88,8 +88,10 @@ def trees() -> list[Tree]:
             key, version = st["key"], st["version"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
+        if not paths.is_safe_name(key) or key != state_file.stem or not isinstance(version, str):
+            continue            # not a state file a build wrote: never a path to remove
         tree = root / key
-        if not tree.is_dir():
+        if tree.is_symlink() or not tree.is_dir():
             continue
         used = max(_mtime(state_file), _mtime(paths.cache_dir() / "artifacts" / key / "meta.json"))
         out.append(Tree(key, tree, version, len(st.get("patches", [])), bool(st.get("built")), used,
@@ -132,8 +134,9 @@ def _remove_tree(t: Tree, dry_run: bool = False) -> bool:
         if not free or dry_run:
             return free
         (t.path.parent / f"{t.key}.json").unlink(missing_ok=True)
-        doomed = t.path.parent / f".pruning-{t.key}-{os.getpid()}"
-        t.path.rename(doomed)
+        doomed = paths.inside(t.path.parent / f".pruning-{t.key}-{os.getpid()}",
+                              paths.cache_dir() / "work", "a pruned tree")
+        paths.inside(t.path, paths.cache_dir() / "work", "a work tree").rename(doomed)
     shutil.rmtree(doomed, ignore_errors=True)
     return True
 
@@ -152,7 +155,8 @@ def plan(keep: int, runs_older_than_days: float | None, now: float | None = None
     runs = paths.cache_dir() / "runs"
     if runs_older_than_days is not None and runs.is_dir():
         limit = now - runs_older_than_days * 86400
-        doomed_runs = sorted(p for p in runs.iterdir() if p.is_dir() and _mtime(p) < limit)
+        doomed_runs = sorted(p for p in runs.iterdir()
+                             if p.is_dir() and not p.is_symlink() and _mtime(p) < limit)
     leftovers = sorted((paths.cache_dir() / "work").glob(".pruning-*"))
     return {"trees": doomed_trees, "runs": doomed_runs, "leftovers": leftovers}
 
@@ -173,14 +177,19 @@ def prune(keep: int, runs_older_than_days: float | None, *, dry_run: bool = Fals
             busy.append(t)
             if progress:
                 progress.note(f"[cache] {t.path} is in use by a build: kept")
-    runs_freed = 0
+    runs_freed, runs_removed, runs_busy = 0, [], []
     for r in p["runs"]:
+        if paths.in_use(r):             # a run still going (or its process still alive)
+            runs_busy.append(str(r))
+            continue
         runs_freed += disk_usage(r)
+        runs_removed.append(str(r))
         if not dry_run:
-            shutil.rmtree(r, ignore_errors=True)
+            shutil.rmtree(paths.inside(r, paths.cache_dir() / "runs", "a run folder"),
+                          ignore_errors=True)
     for d in p["leftovers"]:
         if not dry_run:
             shutil.rmtree(d, ignore_errors=True)
     return {"removed": [t.to_json() for t in removed], "in_use": [t.to_json() for t in busy],
-            "runs_removed": [str(r) for r in p["runs"]], "leftovers_removed": [str(d) for d in p["leftovers"]],
+            "runs_removed": runs_removed, "runs_in_use": runs_busy, "leftovers_removed": [str(d) for d in p["leftovers"]],
             "freed_bytes": freed + runs_freed, "dry_run": dry_run}

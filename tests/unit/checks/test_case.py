@@ -176,6 +176,28 @@ class CaseTest(unittest.TestCase):
         self.assertIn("run.duration", self.error(GOOD.replace('"20s"', '"soon"')))
         self.assertIn("run.cycle_hz", self.error(GOOD.replace("cycle_hz = 2", "cycle_hz = -1")))
 
+    def test_names_that_would_make_a_path_are_refused(self):
+        """A case travels by mail: its names become run folders, so none may escape."""
+        for bad in ("/../../../../elsewhere/ESCAPED", "..", "a/b", "", " x", "x\\u0000", "-x",
+                    "x" * 129):
+            msg = self.error(GOOD.replace('name = "uvc-status-buffer"', f"name = {bad!r}"
+                                          .replace("'", '"')))
+            self.assertIn("name", msg, bad)
+            msg = self.error(GOOD.replace('name = "fix-aligned"', f"name = {bad!r}".replace("'", '"')))
+            self.assertIn("variants[2].name", msg, bad)
+
+    def test_non_finite_and_huge_numbers_are_refused(self):
+        for key, bad in (("cycle_hz", "nan"), ("cycle_hz", "inf"), ("cycle_hz", "1e309"),
+                         ("phys_hz", "+inf")):
+            msg = self.error(GOOD.replace("cycle_hz = 2", f"{key} = {bad}")
+                             .replace("phys_hz = 200\n", "") if key == "phys_hz" else
+                             GOOD.replace("cycle_hz = 2", f"{key} = {bad}"))
+            self.assertIn(f"run.{key}", msg, bad)
+        for flag in ("duration", "timeout", "silence", "hotplug", "cycle_hz"):
+            for bad in ("nan", "inf", "1e309", "9" * 400):
+                with self.assertRaises(InputError, msg=f"--{flag} {bad}"):
+                    settings.SETTINGS[flag].parse(bad)
+
     def test_duplicate_variant(self):
         msg = self.error(GOOD.replace('name = "fix-aligned"', 'name = "fix"'))
         self.assertIn("duplicate", msg)

@@ -68,6 +68,44 @@ class Prune(unittest.TestCase):
         # once free, it goes
         self.assertEqual([t["key"] for t in cache.prune(1, None)["removed"]], ["6.1-busy"])
 
+    def test_a_state_file_that_names_no_tree_of_its_own_is_ignored(self):
+        """A hand-made work/zz.json must never make prune remove work/ or leave the cache."""
+        self.tree("6.1-keep", "6.1", 1)
+        work = self.base / "work"
+        outside = self.base / "artifacts"
+        outside.mkdir()
+        for name, key in (("zz", ""), ("zy", "../artifacts"), ("zx", "."), ("zw", "6.1-keep"),
+                          ("zv", ["6.1-keep"]), ("zu", "a/../../x")):
+            (work / f"{name}.json").write_text(json.dumps({"key": key, "version": "6.1"}))
+        (work / "zt.json").write_bytes(b"\xff\x00not json")
+        res = cache.prune(0, None)
+        self.assertEqual([t["key"] for t in res["removed"]], ["6.1-keep"])
+        self.assertTrue(work.is_dir() and outside.is_dir())
+        self.assertTrue((work / "zz.json").is_file())
+
+    def test_a_run_folder_in_use_is_kept(self):
+        runs = self.base / "runs"
+        for name in ("busy", "done"):
+            (runs / name).mkdir(parents=True)
+        with mock.patch.object(paths, "_held", []):
+            paths.mark_in_use(runs / "busy")
+            for name in ("busy", "done"):
+                os.utime(runs / name, (self.now - 10 * 86400,) * 2)
+            res = cache.prune(1, 7)
+            for fd in paths._held:
+                os.close(fd)
+        self.assertEqual([Path(r).name for r in res["runs_removed"]], ["done"])
+        self.assertEqual([Path(r).name for r in res["runs_in_use"]], ["busy"])
+        self.assertTrue((runs / "busy").is_dir())
+
+    def test_ages_that_make_no_sense_are_refused(self):
+        for bad in ("nan", "inf", "-1", "1e309", "x"):
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = cli.main(["cache", "prune", "--runs-older-than", bad, "--dry-run"])
+            self.assertEqual(code, 2, bad)
+            self.assertIn("not an age in days", err.getvalue())
+
     def test_old_runs_and_interrupted_prunes_are_removed(self):
         runs = self.base / "runs"
         for name, age_d in (("old", 10), ("new", 1)):
@@ -127,8 +165,8 @@ class Prune(unittest.TestCase):
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
             self.assertEqual(cli.main(["cache", "prune", "--json", "-q"]), 0)
         self.assertEqual([t["key"] for t in json.loads(out.getvalue())["removed"]], ["6.1-b"])
-        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
-            cli.main(["cache", "prune", "--keep", "-1"])
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(cli.main(["cache", "prune", "--keep", "-1"]), 2)
 
 
 if __name__ == "__main__":
