@@ -42,7 +42,7 @@ fixed = ["x"]
 """
 
 
-class Captured(Exception):
+class Captured(BaseException):    # not an Exception: cli.main turns those into exit 70
     def __init__(self, boot_, flood):
         self.boot, self.flood = boot_, flood
 
