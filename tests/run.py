@@ -40,10 +40,10 @@ GOLDEN = os.path.join(ROOT, "tests", "fixtures", "logs")
 def update_golden() -> int:
     """Rewrite every golden file's header; print the files that changed."""
     sys.path.insert(0, ROOT)
-    from harness.reports import engine
+    from harness.reports import golden
     names = sorted(os.path.relpath(os.path.join(d, n), GOLDEN)
                    for d, _, files in os.walk(GOLDEN) for n in files if n.endswith(".log"))
-    changed = [n for n in names if engine.update_golden(os.path.join(GOLDEN, n))]
+    changed = [n for n in names if golden.update_golden(os.path.join(GOLDEN, n))]
     for n in changed:
         print(f"updated tests/fixtures/logs/{n}")
     print(f"golden files: {len(changed)} of {len(names)} rewritten")

@@ -18,7 +18,7 @@ from typing import Callable, Optional, Sequence
 
 from . import bisect
 from ..kernel import kbuild, series
-from ..reports import engine
+from ..reports import engine, frames
 from .enrich import enrich
 
 FRAMES = 4          # the report's first frames outside the machinery shown
@@ -63,7 +63,7 @@ def point_at_code(res: bisect.Result, user: list[series.Patch], matcher: bisect.
     out: dict = {"report": rep.title, "console": str(console), "guilty_frame": rep.guilty_frame,
                  "location": en.location if en is not None else None,
                  "frames": [], "structure": None, "patches_touching_structure": []}
-    for fn in [f for f in rep.stack if not engine.is_machinery(f)][:FRAMES]:
+    for fn in [f for f in rep.stack if not frames.is_machinery(f)][:FRAMES]:
         out["frames"].append({"function": fn, "location": where.get(fn),
                               "patches": _touching(user, lambda p: series.touches_function(p, fn))})
     if en is not None and en.layout_error is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from . import enrich
-from ..reports import layout, engine
+from ..reports import layout, engine, frames
 from ..errors import InputError
 from ..jsonout import JSON_VERSION
 
@@ -104,7 +104,7 @@ def _caller(stack: Sequence[str], frame: str) -> Optional[str]:
         i = list(stack).index(frame)
     except ValueError:
         return None
-    return engine.dma_site_frame(stack[i + 1:])
+    return frames.dma_site_frame(stack[i + 1:])
 
 
 def _map_frame(r: engine.Report, facts: layout.DmaFacts) -> tuple[Optional[str], list[str]]:
@@ -112,8 +112,8 @@ def _map_frame(r: engine.Report, facts: layout.DmaFacts) -> tuple[Optional[str],
     if facts.rule == "owned":
         # "DMA-API: The buffer was mapped at:" (the detector's), "Mapped at:" (dma-debug's)
         stack = next((s for k, s in r.aux_stacks.items() if k.lower().endswith("mapped at")), [])
-        return engine.dma_site_frame(stack), list(stack)
-    return r.guilty_frame or engine.dma_site_frame(r.stack), list(r.stack)
+        return frames.dma_site_frame(stack), list(stack)
+    return r.guilty_frame or frames.dma_site_frame(r.stack), list(r.stack)
 
 
 def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,

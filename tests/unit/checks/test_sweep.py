@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace as NS
 
 from harness.devices import catalogue
-from harness.reports import engine
+from harness.reports import frames
 from harness.checks import sweep, sweeptable
 from harness.errors import InputError
 
@@ -209,12 +209,12 @@ class Transport(unittest.TestCase):
     def test_driver_frame_skips_transports(self):
         stack = ["dma_map_page_attrs", "vring_map_one_sg", "virtqueue_add_sgs", "virtblk_add_req",
                  "virtio_queue_rq", "blk_mq_dispatch_rq_list"]
-        self.assertEqual(engine.dma_site_frame(stack), "virtblk_add_req")
+        self.assertEqual(frames.dma_site_frame(stack), "virtblk_add_req")
         stack = ["usb_hcd_map_urb_for_dma", "usb_hcd_submit_urb", "usb_start_wait_urb",
                  "usb_control_msg", "usb_get_string", "usb_string_sub", "usb_string"]
-        self.assertEqual(engine.dma_site_frame(stack), "usb_string")
-        self.assertFalse(engine.is_transport("virtio_queue_rq"))   # virtio_blk's own
-        self.assertTrue(engine.is_transport("blk_mq_dispatch_rq_list"))
+        self.assertEqual(frames.dma_site_frame(stack), "usb_string")
+        self.assertFalse(frames.is_transport("virtio_queue_rq"))   # virtio_blk's own
+        self.assertTrue(frames.is_transport("blk_mq_dispatch_rq_list"))
 
 
 def _runs(*devices):

@@ -7,7 +7,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness.reports import layout
+from harness.reports import layout, structs
 from harness.kernel import recompile
 from harness.reports.engine import parse
 
@@ -27,7 +27,7 @@ OVERFLOW = ("DMA-API: xhci_hcd 0000:00:01.0: device driver maps memory past the 
 
 
 def pahole_structs():
-    return layout.parse_pahole((FIX / "pahole-uvc_v4l2-6.1.txt").read_text())
+    return structs.parse_pahole((FIX / "pahole-uvc_v4l2-6.1.txt").read_text())
 
 
 class ParseFacts(unittest.TestCase):
@@ -96,7 +96,7 @@ class ParsePahole(unittest.TestCase):
 
 class ParseGdb(unittest.TestCase):
     def setUp(self):
-        self.st = layout.parse_gdb_ptype((FIX / "gdb-ptype-uvc_v4l2-6.1.txt").read_text())
+        self.st = structs.parse_gdb_ptype((FIX / "gdb-ptype-uvc_v4l2-6.1.txt").read_text())
 
     def test_same_top_level_as_pahole(self):
         g, p = self.st["uvc_device"], pahole_structs()["uvc_device"]
@@ -150,8 +150,8 @@ class Choice(unittest.TestCase):
         self.assertIn(("urb", "buffer", 1), [(r.name, r.marker, r.depth) for r in rows])
 
     def test_plain_buffer_fitting_many_structs_is_not_guessed(self):
-        two = {"a": layout.Struct("struct", "a", 256, [layout.Member(0, 256, "u8", "x[256]")]),
-               "b": layout.Struct("struct", "b", 256, [layout.Member(0, 256, "u32", "y[64]")])}
+        two = {"a": structs.Struct("struct", "a", 256, [structs.Member(0, 256, "u8", "x[256]")]),
+               "b": structs.Struct("struct", "b", 256, [structs.Member(0, 256, "u32", "y[64]")])}
         f = layout.parse_facts(SHARING.replace("object offset=977", "object offset=0")
                                .replace("kmalloc-2k", "kmalloc-256")
                                .replace("object size=2048", "object size=256")
@@ -175,13 +175,13 @@ class DriversOwn(unittest.TestCase):
     headers every object includes) lose to the driver's own structures."""
 
     def structs(self, name):
-        return layout.parse_pahole((FIX / f"pahole-I-{name}-6.12.txt").read_text())
+        return structs.parse_pahole((FIX / f"pahole-I-{name}-6.12.txt").read_text())
 
     def test_decl_file_is_tree_relative(self):
         st = self.structs("virtio_input")
         self.assertEqual(st["virtio_input"].decl_file, "drivers/virtio/virtio_input.c")
         self.assertEqual(st["list_head"].decl_file, "include/linux/types.h")
-        self.assertEqual(layout.parse_pahole("struct a {\n\tint x; /* 0 4 */\n};\n")["a"]
+        self.assertEqual(structs.parse_pahole("struct a {\n\tint x; /* 0 4 */\n};\n")["a"]
                          .decl_file, "")
 
     def test_array_element_of_the_drivers_struct(self):
@@ -218,14 +218,14 @@ class DriversOwn(unittest.TestCase):
         self.assertEqual(sorted(c.struct.name for c in best),
                          ["shrinker", "virtio_crypto_ctrl_request"])
         # without declaration files (gdb, old pahole output) the old rule stays
-        plain = {k: layout.Struct(s.kind, s.name, s.size, s.members) for k, s in st.items()}
+        plain = {k: structs.Struct(s.kind, s.name, s.size, s.members) for k, s in st.items()}
         cand, _ = layout.choose(plain, f, "kernel/other/file.c")
         self.assertEqual(cand.struct.name, "shrinker")   # alphabetical
 
     def test_locality_never_makes_a_plain_buffer_guess(self):
-        a = layout.Struct("struct", "mine", 192, [layout.Member(0, 192, "u8", "x[192]")],
+        a = structs.Struct("struct", "mine", 192, [structs.Member(0, 192, "u8", "x[192]")],
                           "drivers/d/own.h")
-        b = layout.Struct("struct", "theirs", 192, [layout.Member(0, 192, "u8", "y[192]")],
+        b = structs.Struct("struct", "theirs", 192, [structs.Member(0, 192, "u8", "y[192]")],
                           "include/linux/x.h")
         f = _facts(72, 192, "kmalloc-192", 1, 72, 55)
         cand, best = layout.choose({"mine": a, "theirs": b}, f, "drivers/d/own.c")
@@ -263,24 +263,24 @@ class DriversOwn(unittest.TestCase):
         cand, _ = layout.choose(st, f, src, "struct Scsi_Host *shost = ...;\n")
         self.assertEqual(cand.struct.name, "Scsi_Host+virtio_scsi")
         # a trailing array that is no private area (struct pid's numbers[])
-        pid = layout.Struct("struct", "pid", 1560, [
-            layout.Member(0, 1560, "u8", "pad[1560]"),
-            layout.Member(1560, 0, "struct upid", "numbers[]")], "include/linux/pid.h")
+        pid = structs.Struct("struct", "pid", 1560, [
+            structs.Member(0, 1560, "u8", "pad[1560]"),
+            structs.Member(1560, 0, "struct upid", "numbers[]")], "include/linux/pid.h")
         cands = layout._private_candidates({"pid": pid, "virtio_scsi": st["virtio_scsi"]}, f,
                                            src, "struct pid *p;")
         self.assertEqual(cands, [])
 
     def test_a_byte_of_a_char_array_is_no_element(self):
-        s = layout.Struct("struct", "t", 128, [layout.Member(0, 128, "char", "name[128]")])
-        self.assertIsNone(layout._element(s.members[0], 32, 33))
+        s = structs.Struct("struct", "t", 128, [structs.Member(0, 128, "char", "name[128]")])
+        self.assertIsNone(structs._element(s.members[0], 32, 33))
 
     def test_member_inside_an_array_of_records(self):
-        node = layout.Struct("struct", "node", 24, [
-            layout.Member(0, 8, "struct owner *", "owner"),
-            layout.Member(8, 16, "struct event", "event")], "drivers/s/v.c")
-        top = layout.Struct("struct", "top", 200, [
-            layout.Member(0, 8, "void *", "p"),
-            layout.Member(8, 192, "struct node", "list[8]")], "drivers/s/v.c")
+        node = structs.Struct("struct", "node", 24, [
+            structs.Member(0, 8, "struct owner *", "owner"),
+            structs.Member(8, 16, "struct event", "event")], "drivers/s/v.c")
+        top = structs.Struct("struct", "top", 200, [
+            structs.Member(0, 8, "void *", "p"),
+            structs.Member(8, 192, "struct node", "list[8]")], "drivers/s/v.c")
         st = {"node": node, "top": top}
         f = _facts(8 + 24 * 2 + 8, 256, "kmalloc-256", 16, 64, 48)
         cand, _ = layout.choose(st, f, "drivers/s/v.c")

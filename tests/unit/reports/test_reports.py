@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness.reports import engine
+from harness.reports import golden
 from harness.reports.engine import Report, fold, parse
 from harness.cli import logcli
 
@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
 def log(name: str) -> str:
     """A fixture's log, without its golden header."""
-    return engine.read_golden((FIXTURES / name).read_text(encoding="utf-8")).log
+    return golden.read_golden((FIXTURES / name).read_text(encoding="utf-8")).log
 
 
 def load(name: str) -> list[Report]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import unittest
 from pathlib import Path
 
-from harness.reports import rules, engine
+from harness.reports import rules, engine, golden
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
@@ -21,8 +21,8 @@ def golden_files() -> list[Path]:
     return sorted(LOGS.rglob("*.log"))
 
 
-def read(path: Path) -> engine.Golden:
-    return engine.read_golden(path.read_text(encoding="utf-8", errors="surrogateescape"))
+def read(path: Path) -> golden.Golden:
+    return golden.read_golden(path.read_text(encoding="utf-8", errors="surrogateescape"))
 
 
 class GoldenFiles(unittest.TestCase):
@@ -31,7 +31,7 @@ class GoldenFiles(unittest.TestCase):
         for path in golden_files():
             with self.subTest(log=str(path.relative_to(LOGS))):
                 g = read(path)
-                got = engine.golden_expected(engine.parse(g.log))
+                got = golden.golden_expected(engine.parse(g.log))
                 self.assertEqual(got, list(g.expected),
                                  "the parser's reports differ from the header; if the new ones "
                                  "are right, run tests/run.py --update and review git diff")
@@ -55,28 +55,28 @@ class GoldenFormat(unittest.TestCase):
     def test_read_syzkaller_style_file(self):
         text = ("TITLE: WARNING in foo\nALT: bad-access in foo\nTYPE: WARNING\nFRAME: foo\n"
                 "CORRUPTED: Y\nPANICKED: Y\n\n[ 1.0] line one\n[ 1.1] line two\n\nREPORT:\nfoo\n")
-        g = engine.read_golden(text)
+        g = golden.read_golden(text)
         self.assertEqual(g.expected, ({"TITLE": "WARNING in foo", "ALT": ["bad-access in foo"],
                                        "TYPE": "WARNING", "FRAME": "foo", "CORRUPTED": True,
                                        "PANICKED": True},))
         self.assertEqual(g.log, "[ 1.0] line one\n[ 1.1] line two\n")
 
     def test_empty_header_and_empty_title_mean_no_report(self):
-        self.assertEqual(engine.read_golden("\nlog\n"), engine.Golden((), (), "log\n"))
-        self.assertEqual(engine.read_golden("TITLE: \n\nlog\n").expected, ())
+        self.assertEqual(golden.read_golden("\nlog\n"), golden.Golden((), (), "log\n"))
+        self.assertEqual(golden.read_golden("TITLE: \n\nlog\n").expected, ())
 
     def test_comments_kept_and_unknown_fields_refused(self):
-        g = engine.read_golden("# a comment\n\nlog\n")
+        g = golden.read_golden("# a comment\n\nlog\n")
         self.assertEqual(g.comments, ("# a comment",))
         with self.assertRaises(ValueError):
-            engine.read_golden("TITEL: x\n\nlog\n")
+            golden.read_golden("TITEL: x\n\nlog\n")
 
     def test_header_round_trip(self):
-        reps = engine.parse(engine.read_golden(
+        reps = engine.parse(golden.read_golden(
             (LOGS / "oops-ubsan-kmemleak-panic.log").read_text(encoding="utf-8")).log)
-        header = engine.golden_header(reps, ["# c"])
-        g = engine.read_golden(header + "log\n")
-        self.assertEqual(list(g.expected), engine.golden_expected(reps))
+        header = golden.golden_header(reps, ["# c"])
+        g = golden.read_golden(header + "log\n")
+        self.assertEqual(list(g.expected), golden.golden_expected(reps))
         self.assertEqual(g.comments, ("# c",))
         self.assertEqual(len(g.expected), len(reps))
 

@@ -3,14 +3,14 @@
 import unittest
 from pathlib import Path
 
-from harness.reports import engine
+from harness.reports import engine, golden
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
 
 def log(name: str) -> str:
     """A golden fixture's log (its header left out)."""
-    return engine.read_golden((LOGS / name).read_text(errors="replace")).log
+    return golden.read_golden((LOGS / name).read_text(errors="replace")).log
 
 
 class RealLogs(unittest.TestCase):
