@@ -3,7 +3,7 @@
 A *site* is a place where a driver maps a buffer that shares a cache line
 with other data of its object (the detector's sharing report) or maps past
 its object (its overflow report): the driver function that handed the
-buffer over (transport layers skipped, harness.reports.engine.TRANSPORT_FRAMES),
+buffer over (transport layers skipped, harness.reports.frames.TRANSPORT_FRAMES),
 and the buffer's place in its object (cache, offset, length) and
 direction.  The same site reached by several devices or boots is one row
 that lists them.  A ``KASAN: dma-owned`` report whose buffer was mapped at
