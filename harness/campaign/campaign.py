@@ -3,8 +3,10 @@
 `dmaharness plan case CASE` writes a campaign folder::
 
     campaign.json   what the jobs are and how to merge them (versioned)
-    jobs.txt        one job a line: a plain `dmaharness ...` command that
-                    writes its --json result to results/<id>.json
+    jobs.txt        one job a line, `dmaharness job ID`: it runs that job's
+                    arguments (campaign.json carries them byte for byte,
+                    whatever they hold) and writes its --json result to
+                    results/<id>.json
     case/           the case, copied (its patches are relative to it)
     results/        what came back
 
@@ -57,6 +59,13 @@ class Job:
     result: str                     # results/<id>.json, relative to the campaign folder
 
     def line(self) -> str:
+        """Its line in jobs.txt, run from the campaign folder by every engine
+        (GNU parallel here or over ssh, Slurm): the id only, so that no
+        argument byte (a newline, a quote) can change what the line runs."""
+        return f"dmaharness job {self.id}"
+
+    def command(self) -> str:
+        """Its arguments as one shell command, for people (collect, JUnit, KCIDB)."""
         return shlex.join(("dmaharness",) + self.argv)
 
     def to_json(self) -> dict:
@@ -123,7 +132,7 @@ def plan_case(p: CasePlan) -> Campaign:
                   "source": str(case.folder), "job_case": where, "extra": extra,
                   "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     _write_json(folder / CAMPAIGN_FILE, c.to_json())
-    (folder / JOBS_FILE).write_text("".join(j.line() + "\n" for j in jobs))
+    _write_text(folder / JOBS_FILE, "".join(j.line() + "\n" for j in jobs))
     return c
 
 
@@ -322,22 +331,89 @@ def add_jobs(c: Campaign, jobs: list[Job]) -> Campaign:
     return c
 
 
+JOB_COMMANDS = ("run", "sweep")      # what a job may run: `dmaharness job` refuses the rest
+# what collect reads of each kind's campaign.json, and its type
+_ABOUT = {"case": {"case": str, "case_folder": str, "variants": list, "runs": int},
+          "bisect": {"series": str, "patches": list, "signature": str, "good": int, "bad": int,
+                     "policy": dict, "extra": list},
+          "sweep": {"devices": list, "extra": list}}
+
+
 def load(folder: Path) -> Campaign:
+    """A campaign folder's campaign.json, checked whole before anything uses it:
+    a campaign travels (a mail, a shared folder), so every name that becomes
+    a path is a safe name, every job's result is results/<its id>.json, and
+    every job runs `run` or `sweep` with arguments that are strings."""
     f = folder / CAMPAIGN_FILE
+    if not folder.is_dir():
+        raise InputError(f"{folder} is not a campaign folder (not a folder)", path=str(folder))
     try:
-        data = json.loads(f.read_text())
+        data = json.loads(f.read_bytes())
     except FileNotFoundError:
         raise InputError(f"{folder} is not a campaign: it has no {CAMPAIGN_FILE} "
                          "(`dmaharness plan` writes one)", path=str(f)) from None
-    except ValueError as e:
+    except IsADirectoryError:
+        raise InputError(f"{f} is a folder, not a file", path=str(f)) from None
+    except OSError as e:
+        raise InputError(f"{f}: cannot read it ({e.strerror or e})", path=str(f)) from None
+    except (ValueError, RecursionError) as e:
         raise InputError(f"{f}: not JSON ({e})", path=str(f)) from None
+    return _campaign(folder, data, f)
+
+
+def _campaign(folder: Path, data: Any, f: Path) -> Campaign:
+    def bad(where: str, why: str):
+        return InputError(f"{f}: {where}: {why}", path=str(f))
+
+    if not isinstance(data, dict):
+        raise bad("(top level)", f"an object is expected, not {type(data).__name__}")
     if data.get("version") != CAMPAIGN_VERSION or data.get("kind") not in KINDS:
         raise InputError(f"{f}: version {data.get('version')!r} kind {data.get('kind')!r}; "
                          f"this dmaharness reads version {CAMPAIGN_VERSION}, kinds "
                          f"{', '.join(KINDS)}", path=str(f))
-    jobs = tuple(Job(j["id"], tuple(j["argv"]), j["result"]) for j in data["jobs"])
+    kind = data["kind"]
+    for key, typ in _ABOUT[kind].items():
+        if type(data.get(key)) is not typ:
+            raise bad(key, f"a {typ.__name__} is expected, not {type(data.get(key)).__name__}")
+    for key in ("variants", "patches", "devices", "extra"):
+        if key in _ABOUT[kind] and not all(isinstance(x, str) for x in data[key]):
+            raise bad(key, "a list of strings is expected")
+    if kind == "case":
+        for name in [data["case_folder"], *data["variants"]]:
+            if not paths.is_safe_name(name):
+                raise bad("case_folder/variants", f"{name!r} is not a safe name")
+    jobs_data = data.get("jobs")
+    if not isinstance(jobs_data, list):
+        raise bad("jobs", "a list is expected")
+    jobs, seen = [], set()
+    for i, j in enumerate(jobs_data):
+        where = f"jobs[{i}]"
+        if not isinstance(j, dict):
+            raise bad(where, "an object is expected")
+        jid, argv, result = j.get("id"), j.get("argv"), j.get("result")
+        if not paths.is_safe_name(jid):
+            raise bad(f"{where}.id", f"{jid!r} is not a safe name (letters, digits, '.', '_', '-')")
+        if jid in seen:
+            raise bad(f"{where}.id", f"{jid!r} twice")
+        seen.add(jid)
+        if (not isinstance(argv, list) or not argv or argv[0] not in JOB_COMMANDS
+                or not all(isinstance(a, str) and "\0" not in a for a in argv)):
+            raise bad(f"{where}.argv", f"a list of strings starting with {' or '.join(JOB_COMMANDS)}"
+                      " (no NUL) is expected")
+        if result != f"results/{jid}.json":
+            raise bad(f"{where}.result", f"{result!r}: a job's result is results/{jid}.json")
+        jobs.append(Job(jid, tuple(argv), result))
     about = {k: v for k, v in data.items() if k not in ("version", "kind", "jobs")}
-    return Campaign(folder, data["kind"], jobs, about)
+    return Campaign(folder, kind, tuple(jobs), about)
+
+
+def job_argv(folder: Path, jid: str) -> tuple[str, ...]:
+    """`dmaharness job ID`: the arguments of that job of the campaign in ``folder``."""
+    c = load(folder)
+    for j in c.jobs:
+        if j.id == jid:
+            return j.argv
+    raise InputError(f"{folder / CAMPAIGN_FILE} has no job {jid!r}", path=str(folder / CAMPAIGN_FILE))
 
 
 # --- collect --------------------------------------------------------------------
@@ -359,7 +435,7 @@ class JobState:
 
     def to_json(self) -> dict:
         return {"id": self.job.id, "status": self.status, "why": self.why or None,
-                "command": self.job.line(), "result": self.job.result,
+                "command": self.job.command(), "result": self.job.result,
                 "host": (self.attempt or {}).get("host") or None, "seconds": self.seconds}
 
 
@@ -441,6 +517,8 @@ def states(c: Campaign) -> list[JobState]:
     for seq, j in enumerate(c.jobs, 1):
         f = c.folder / j.result
         attempt = log.get(seq)
+        if attempt is not None and attempt.get("command", "").strip() != j.line():
+            attempt = None      # another job list's line (an older jobs.txt): not this job's
         if not f.is_file():
             out.append(JobState(j, "missing", _why_missing(attempt), None, attempt))
             continue
@@ -449,12 +527,52 @@ def states(c: Campaign) -> list[JobState]:
         except ValueError as e:
             out.append(JobState(j, "failed", f"{f} is not JSON ({e})", None, attempt))
             continue
+        if not isinstance(data, dict):
+            out.append(JobState(j, "failed", f"{f} is not a JSON object", None, attempt))
+            continue
         if not data.get("ok"):
-            out.append(JobState(j, "failed", data.get("failure") or "the job says it failed",
-                                data, attempt))
+            why = data.get("failure")
+            out.append(JobState(j, "failed", why if isinstance(why, str) and why else
+                                "the job says it failed", data, attempt))
+            continue
+        problem = _result_problem(c, j, data)
+        if problem:
+            out.append(JobState(j, "failed", f"{f}: {problem}", None, attempt))
             continue
         out.append(JobState(j, "done", "", data, attempt))
     return out
+
+
+def _result_problem(c: Campaign, j: Job, data: dict) -> str:
+    """What is wrong with a job's result for what collect reads of it, or ''."""
+    try:
+        if c.kind == "case":
+            job = data["job"]
+            if job["variant"] not in c.about["variants"] or type(job["run"]) is not int:
+                return f"its job {job!r} is not one of this campaign's"
+            if f"{job['variant']}-{job['run']}" != j.id:
+                return f"it is the result of {job['variant']}-{job['run']}, not of {j.id}"
+            for s in data["signatures"]:
+                sig = engine.Signature.from_json(s)
+                if not (isinstance(sig.title, str) and isinstance(sig.kind, str)):
+                    raise TypeError("a signature's title or kind is not a string")
+        elif c.kind == "bisect":
+            o = bisect.RunOutcome.from_json(data["bisect_run"])
+            if o.status not in (bisect.HIT, bisect.CLEAN, bisect.FAILED, bisect.INFRA) or \
+                    not all(isinstance(x, str) for x in o.titles):
+                raise ValueError(f"bisect_run: status {o.status!r}")
+        else:
+            d = data["device"]
+            for key in ("device", "class", "state"):
+                if not isinstance(d[key], str):
+                    raise TypeError(f"device.{key} is not a string")
+            if not isinstance(data["build"]["key"], str):
+                raise TypeError("build.key is not a string")
+            if not isinstance(data.get("console_text") or "", str):
+                raise TypeError("console_text is not a string")
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        return f"not a result this campaign's jobs write ({type(e).__name__}: {e})"
+    return ""
 
 
 @dataclass
@@ -535,7 +653,7 @@ def format_incomplete(col: Collected) -> str:
                                               if col.campaign.kind == "bisect" else "") + ":"]
     for s in bad:
         out.append(f"  {s.job.id:<16} {s.status:<8} {s.why}")
-        out.append(f"  {'':<16} {'':<8} {s.job.line()}")
+        out.append(f"  {'':<16} {'':<8} {s.job.command()}")
     out.append(f"  (rerun them: dmaharness campaign {col.campaign.folder} --jobs N; "
                "done jobs are skipped)")
     return "\n".join(out)
@@ -561,6 +679,10 @@ def parallel_command(jobs: int, pin: bool = False) -> list[str]:
 
 
 def pending(c: Campaign) -> list[Job]:
+    """The jobs without a good result; jobs.txt is written anew from
+    campaign.json first, so that a job's line number (GNU parallel's Seq,
+    Slurm's task id) is its place in campaign.json, whatever jobs.txt held."""
+    _save(c)
     return [s.job for s in states(c) if s.status != "done"]
 
 
@@ -608,6 +730,8 @@ def run_ssh(c: Campaign, hosts, per_host: int | None, progress, remote_dir: str,
     lay = remote.Layout.of(remote_dir, c.folder, str(c.about.get("created", "")))
     if prepare:
         remote.prepare(hosts, lay, c.folder, progress)
+    else:       # a bisection's next step: its jobs are new in campaign.json
+        remote.send_campaign(hosts, lay, c.folder)
     cmd = remote.parallel_command(c.folder, hosts, lay, c.jobs, per_host)
     progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs to run on "
                   f"{', '.join(h.name for h in hosts)}"
@@ -624,6 +748,7 @@ def run_slurm(c: Campaign, partition: str | None, sbatch_args: list[str], progre
     """Submit the pending jobs as one Slurm array (the campaign folder and
     this checkout must be at the same path on every node), then follow it
     until no task is left unless not `wait`; the array's id and size."""
+    _save(c)
     todo = [seq for seq, s in enumerate(states(c), 1) if s.status != "done"]
     if not todo:
         progress.note(f"[campaign] every job of {c.folder} has its result")
@@ -687,7 +812,7 @@ def junit(col: Collected) -> str:
         body = ""
         if s.status != "done":
             body = (f"<failure message={quoteattr(s.status + ': ' + s.why)} type={quoteattr(s.status)}>"
-                    f"{escape(s.job.line())}</failure>")
+                    f"{escape(s.job.command())}</failure>")
         elif "device" in res and res.get("command") == "sweep":
             d = res["device"]
             body = (f"<system-out>{escape(d['state'] + chr(10) + chr(10).join(d['reports']))}"

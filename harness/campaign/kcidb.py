@@ -376,7 +376,7 @@ def export(col: Collected, origin: str = ORIGIN) -> dict:
         test["misc"] = _clean({
             "campaign": str(col.campaign.folder), "case": case, "job": s.job.id,
             "case_variant": variant, "run": run, "job_status": s.status, "why": s.why or None,
-            "command": s.job.line(), "outcome": (res or {}).get("outcome"),
+            "command": s.job.command(), "outcome": (res or {}).get("outcome"),
             "reports": [_clean({"title": x.get("title"), "kind": x.get("kind"),
                                 "count": x.get("count"), "corrupted": x.get("corrupted")})
                         for x in sigs],

@@ -198,10 +198,21 @@ def prepare_host(h: Host, lay: Layout, folder: Path, progress) -> float:
          input=_checkout_files())
     progress.note(f"[prepare] {h.name}: make deps, make c-tools")
     _run(h, h.argv(f"cd {ck} && make -s deps && make -s c-tools"), "make deps / make c-tools", 3600)
+    _send_campaign(h, lay, folder)
+    return time.monotonic() - t0
+
+
+def _send_campaign(h: Host, lay: Layout, folder: Path) -> None:
+    """The campaign's files (campaign.json holds every job's arguments) to one host."""
     files = [f for f in ("campaign.json", "jobs.txt", "case") if (folder / f).exists()]
     _run(h, ["rsync", "-a", "--delete", "-e", _rsync_ssh(h), *[str(folder / f) for f in files],
              f"{h.target}:{lay.campaign}/"], "copying the campaign", 600)
-    return time.monotonic() - t0
+
+
+def send_campaign(hosts: list[Host], lay: Layout, folder: Path) -> None:
+    """The campaign's files to every host (prepared before): jobs added since travel."""
+    for h in hosts:
+        _send_campaign(h, lay, folder)
 
 
 def prepare(hosts: list[Host], lay: Layout, folder: Path, progress) -> dict[str, float]:
@@ -240,11 +251,8 @@ def job_table(folder: Path, jobs) -> Path:
     d.mkdir(exist_ok=True)
     f = d / "jobs.tsv"
     lines = []
-    for j in jobs:
-        line = j.line()
-        if "\t" in line or "\n" in line:
-            raise InputError(f"job {j.id}: its command holds a tab or newline")
-        lines.append(f"{j.id}\t{line}\n")
+    for j in jobs:      # ids are safe names, lines `dmaharness job ID`: no tab, no newline
+        lines.append(f"{j.id}\t{j.line()}\n")
     f.write_text("".join(lines))
     return f
 

@@ -182,8 +182,9 @@ def add_parsers(sub) -> None:
                       "       dmaharness plan bisect --series FILE --signature TITLE|REGEX "
                       "-o DIR [--good N] [--bad M] [--runs N] ... [-- RUN-ARGS...]",
         help="write a campaign: a case's runs, or a bisection's steps, as independent jobs",
-        description="Write a campaign folder (-o DIR): campaign.json and jobs.txt, one plain "
-                    "`dmaharness run` command a line, its --json result written to "
+        description="Write a campaign folder (-o DIR): campaign.json, which holds each job's "
+                    "`dmaharness run` arguments byte for byte, and jobs.txt, one `dmaharness "
+                    "job ID` a line, which runs them and writes the --json result to "
                     "results/<job>.json.  Run the lines anywhere that has this checkout, "
                     "from the campaign folder with dmaharness on PATH: `dmaharness campaign "
                     "DIR --jobs N` here (GNU parallel), --ssh HOSTS, --slurm.  Then "
@@ -302,3 +303,12 @@ def add_parsers(sub) -> None:
     kcidb_args(cg)
     output_group(cg)
     cg.set_defaults(func=cmd_campaign)
+
+
+def job_args(argv: list[str]) -> list[str]:
+    """`dmaharness job ID`, a line of a campaign's jobs.txt, run in the campaign
+    folder: that job's arguments, read from campaign.json (checked whole)."""
+    if len(argv) != 1 or argv[0].startswith("-"):
+        raise errors.HarnessError("usage: dmaharness job ID (a line of a campaign's jobs.txt, "
+                                  "run in the campaign's folder)")
+    return list(campaign.job_argv(Path.cwd(), argv[0]))

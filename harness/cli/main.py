@@ -59,7 +59,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 DELEGATED: dict[str, Callable[[list[str]], int]] = {
-    "reports": logcli.reports_main, "diff": diff.main, "bisect-run": bisect_run, "capture": capture}
+    "reports": logcli.reports_main, "diff": diff.main, "bisect-run": bisect_run, "capture": capture,
+    "job": lambda argv: run_job(argv)}
+
+
+def run_job(argv: list[str]) -> int:
+    """`dmaharness job ID` (not listed in --help): a campaign's job, by its id."""
+    try:
+        args = campaign.job_args(argv)
+    except HarnessError as e:
+        sys.stderr.write(f"dmaharness job: error: {e.message}\n")
+        return e.exit_code
+    return main(args)
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace | None, int]:
     """The parsed arguments, or (None, exit code) when argparse stopped: 0

@@ -51,11 +51,11 @@ class Plan(unittest.TestCase):
         self.assertEqual([j.id for j in c.jobs][:3], ["before-1", "before-2", "fix-1"])
         self.assertEqual(len(c.jobs), 4 * 2)
         lines = (self.dir / "jobs.txt").read_text().splitlines()
-        self.assertEqual(lines, [j.line() for j in c.jobs])
+        self.assertEqual(lines, [f"dmaharness job {j.id}" for j in c.jobs])
         for ln, j in zip(lines, c.jobs):
-            argv = shlex.split(ln)
-            self.assertEqual(argv[0], "dmaharness")
-            a = cli.parser().parse_args(argv[1:])
+            argv = campaign.job_argv(self.dir, shlex.split(ln)[2])
+            self.assertEqual(argv, j.argv)
+            a = cli.parser().parse_args(list(argv))
             # an in-tree case is named by its path in the checkout (the
             # variant keys run --case uses), resolved there from anywhere
             self.assertEqual((a.command, str(a.case), a.case_variant),
@@ -80,7 +80,7 @@ class Plan(unittest.TestCase):
         own = Path(self.tmp.name) / "my-case"
         shutil.copytree(CASE, own)
         c = campaign.plan_case(campaign.CasePlan(own, 1, self.dir, ()))
-        a = cli.parser().parse_args(shlex.split(c.jobs[0].line())[1:])
+        a = cli.parser().parse_args(list(c.jobs[0].argv))
         self.assertEqual(str(a.case), "case")
         self.assertIsNone(a.kernel)         # not under patches/<version>/: no version known
 
@@ -120,7 +120,7 @@ class Plan(unittest.TestCase):
         self.assertIsNone(col.outcome)
         text = campaign.format_incomplete(col)
         self.assertIn("1 of 4 jobs came back; 3 missing or failed", text)
-        self.assertIn(c.jobs[1].line(), text)
+        self.assertIn(c.jobs[1].command(), text)
         self.assertEqual(col.to_json()["complete"], False)
         # all back: the merge is run --case's compare_case
         for v in ("fix", "fix-aligned", "fix-coherent"):
@@ -276,9 +276,10 @@ class SweepCampaign(unittest.TestCase):
         c = campaign.plan_sweep(campaign.SweepPlan(self.dir, ("usb-kbd", "usb-storage"),
                                                    extra=("--kernel", "6.12")))
         self.assertEqual([j.id for j in c.jobs], ["boot", "usb-kbd", "usb-storage"])
-        self.assertEqual(shlex.split((self.dir / "jobs.txt").read_text().splitlines()[0]),
-                         ["dmaharness", "sweep", "--job", "(boot)", "--json-out",
-                          "results/boot.json", "-q", "--kernel", "6.12"])
+        self.assertEqual((self.dir / "jobs.txt").read_text().splitlines()[0], "dmaharness job boot")
+        self.assertEqual(campaign.job_argv(self.dir, "boot"),
+                         ("sweep", "--job", "(boot)", "--json-out", "results/boot.json", "-q",
+                          "--kernel", "6.12"))
         col = campaign.collect(self.dir)
         self.assertIsNone(col.sweep)                        # nothing back: nothing folded
         self.assertEqual(len(col.incomplete), 3)
