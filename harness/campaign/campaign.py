@@ -37,7 +37,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ..checks import bisect, caserun, diff, sweep, sweeptable
 from ..devices import catalogue
-from .. import errors, paths, proc
+from .. import errors, files, jsonout, paths, proc
 from . import remote, slurm
 from ..reports import engine
 from ..kernel import series as series_mod
@@ -94,7 +94,7 @@ class CasePlan:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    _write_text(path, json.dumps(data, indent=1) + "\n")
+    jsonout.write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 def plan_case(p: CasePlan) -> Campaign:
@@ -132,7 +132,7 @@ def plan_case(p: CasePlan) -> Campaign:
                   "source": str(case.folder), "job_case": where, "extra": extra,
                   "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     _write_json(folder / CAMPAIGN_FILE, c.to_json())
-    _write_text(folder / JOBS_FILE, "".join(j.line() + "\n" for j in jobs))
+    jsonout.write_text(folder / JOBS_FILE, "".join(j.line() + "\n" for j in jobs))
     return c
 
 
@@ -252,7 +252,7 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
         console = None
         if s.result.get("console_text"):
             console = cons / f"{s.job.id}.log"
-            _write_text(console, s.result["console_text"])
+            jsonout.write_text(console, s.result["console_text"])
         runs.append(sweep.DeviceRun(d["device"], d["class"], d["state"], d.get("reason") or "",
                                     None, console, d.get("outcome") or "",
                                     d.get("workload_status"), d.get("wall_seconds") or 0.0,
@@ -268,7 +268,7 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
 
 def _save(c: Campaign) -> None:
     _write_json(c.folder / CAMPAIGN_FILE, c.to_json())
-    _write_text(c.folder / JOBS_FILE, "".join(j.line() + "\n" for j in c.jobs))
+    jsonout.write_text(c.folder / JOBS_FILE, "".join(j.line() + "\n" for j in c.jobs))
 
 
 def bisect_job(c: Campaign, prefix: int, run: int) -> Job:
@@ -348,16 +348,12 @@ def load(folder: Path) -> Campaign:
     if not folder.is_dir():
         raise InputError(f"{folder} is not a campaign folder (not a folder)", path=str(folder))
     try:
-        data = json.loads(f.read_bytes())
-    except FileNotFoundError:
+        data = files.parse_json(files.read_bytes(f, "campaign file"), str(f), f)
+    except InputError as e:
+        if os.path.lexists(f):
+            raise
         raise InputError(f"{folder} is not a campaign: it has no {CAMPAIGN_FILE} "
-                         "(`dmaharness plan` writes one)", path=str(f)) from None
-    except IsADirectoryError:
-        raise InputError(f"{f} is a folder, not a file", path=str(f)) from None
-    except OSError as e:
-        raise InputError(f"{f}: cannot read it ({e.strerror or e})", path=str(f)) from None
-    except (ValueError, RecursionError) as e:
-        raise InputError(f"{f}: not JSON ({e})", path=str(f)) from None
+                         "(`dmaharness plan` writes one)", path=str(f)) from e
     return _campaign(folder, data, f)
 
 
@@ -519,13 +515,13 @@ def states(c: Campaign) -> list[JobState]:
         attempt = log.get(seq)
         if attempt is not None and attempt.get("command", "").strip() != j.line():
             attempt = None      # another job list's line (an older jobs.txt): not this job's
-        if not f.is_file():
+        if not os.path.lexists(f):
             out.append(JobState(j, "missing", _why_missing(attempt), None, attempt))
             continue
         try:
-            data = json.loads(f.read_text())
-        except ValueError as e:
-            out.append(JobState(j, "failed", f"{f} is not JSON ({e})", None, attempt))
+            data = files.read_json(f, "result")
+        except InputError as e:
+            out.append(JobState(j, "failed", e.message, None, attempt))
             continue
         if not isinstance(data, dict):
             out.append(JobState(j, "failed", f"{f} is not a JSON object", None, attempt))
@@ -761,19 +757,13 @@ def run_slurm(c: Campaign, partition: str | None, sbatch_args: list[str], progre
                              f"running: wait for it (`dmaharness collect {c.folder}` shows what "
                              f"is back) or cancel it (scancel {prev})", path=str(last))
     job = slurm.submit(c.folder, todo, partition or None, paths.REPO, sbatch_args)
-    _write_text(last, job + "\n")
+    jsonout.write_text(last, job + "\n")
     progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs submitted to Slurm as array "
                   f"job {job}" + (f" (partition {partition})" if partition else "")
                   + f"; task output in {c.folder / 'slurm'}")
     if wait:
         slurm.wait(job, progress, total=len(todo))
     return {"slurm_job": job, "submitted": len(todo)}
-
-
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def drive_bisect(c: Campaign, engine, progress) -> Collected:

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import errors, paths
+from .. import errors, files, paths
 from ..errors import EnvError, InputError
 
 DEFAULT_REMOTE_DIR = ".cache/dmaharness/remote"
@@ -93,8 +93,8 @@ def parse_hosts(spec: str) -> list[Host]:
     """HOSTS: a comma-separated list of sshlogins, or a file of them (GNU
     parallel's --sshloginfile format: one a line, # comments)."""
     f = Path(spec)
-    if "," not in spec and f.is_file():
-        lines = [ln.strip() for ln in f.read_text().splitlines()]
+    if "," not in spec and os.path.exists(f) and not f.is_dir():
+        lines = [ln.strip() for ln in files.read_text(f, "--ssh").splitlines()]
         logins = [ln for ln in lines if ln and not ln.startswith("#")]
         if not logins:
             raise InputError(f"--ssh {spec}: the file names no host", path=str(f))

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import files, paths
 from ..boot import settings
 from ..errors import InputError
 from ..kernel.series import Patch
@@ -203,18 +203,15 @@ def _expect(path: Path, table: Any) -> Expect:
 
 def load_case(path: Path | str) -> Case:
     """Read and validate a case file (or the folder holding case.toml)."""
-    path = Path(path).expanduser()
+    path = files.resolve(path, "case")
     if path.is_dir():
         path = path / CASE_FILE
-    path = path.resolve()
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"case file {path} does not exist", path=str(path))
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(files.read_text(path, "case file"))
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML: {e}", path=str(path)) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read: {e}", path=str(path)) from None
     _check_keys(path, "", data, _TOP_KEYS)
     name = _string(path, "name", data["name"])
     if not paths.is_safe_name(name):          # it names the case's run folders

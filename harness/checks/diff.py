@@ -53,18 +53,12 @@ Exit codes (``dmaharness diff``, :func:`exit_code`):
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence, Union
 
-from .case import load_case
-from ..errors import HarnessError, InputError
 from ..jsonout import JSON_VERSION
-from ..reports.engine import Report, Signature, parse
+from ..reports.engine import Report, Signature
 
 EXIT_MATCH = 0
 EXIT_MISMATCH = 1
@@ -404,90 +398,3 @@ def format_outcome(o: Outcome) -> str:
 
 # --------------------------------------------------------------------------
 # Command line
-
-
-def _read_log(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}", path=path) from None
-
-
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="dmaharness diff",
-        usage="dmaharness diff BEFORE_LOG... -- AFTER_LOG... [--json] [--case case.toml]",
-        description="Diff the kernel reports of console logs: each BEFORE_LOG and "
-                    "AFTER_LOG is one run.  Rows: new (after only), fixed (before only), "
-                    "unchanged, flaky (not in every run of its side).",
-        epilog="Exit codes: 0 the outcome matches the case's expectation (without "
-               "--case: nothing new appears), 1 it does not, 2 usage error, "
-               "4 unreadable log or bad case file (as `run --case`).")
-    ap.add_argument("logs", nargs="*", metavar="LOG",
-                    help="console logs, one per run: the before logs, then --, then the after logs")
-    ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
-    ap.add_argument("--case", metavar="CASE_TOML",
-                    help="evaluate against this case's [expect] (file or folder)")
-    return ap
-
-
-def _fail(args_json: bool, message: str, code: int = EXIT_ERROR) -> int:
-    if args_json:
-        print(json.dumps({"version": JSON_VERSION, "ok": False,
-                          "error": {"message": message, "exit_code": code}}))
-    print(f"dmaharness diff: {message}", file=sys.stderr)
-    return code
-
-
-def main(argv: list[str]) -> int:
-    """`dmaharness diff BEFORE_LOG... -- AFTER_LOG... [--json] [--case F]`."""
-    ap = _parser()
-    if "--" not in argv:
-        if any(a in ("-h", "--help") for a in argv):
-            ap.print_help()
-            return 0
-        return _fail("--json" in argv, "separate the before logs from the after logs "
-                     "with '--' (dmaharness diff B1.log B2.log -- A1.log A2.log)")
-    i = argv.index("--")
-    try:
-        left = ap.parse_args(argv[:i])
-        right = ap.parse_args(argv[i + 1:])
-    except SystemExit as e:
-        return 0 if e.code == 0 else EXIT_ERROR
-    as_json = left.json or right.json
-    if left.case and right.case and left.case != right.case:
-        return _fail(as_json, "--case given twice")
-    case_file = left.case or right.case
-    if not left.logs or not right.logs:
-        return _fail(as_json, "need at least one before log and one after log")
-    try:
-        expect = None
-        case_name = None
-        if case_file:
-            c = load_case(case_file)
-            expect, case_name = c.expect, c.name
-        before = [parse(_read_log(p)) for p in left.logs]
-        after = [parse(_read_log(p)) for p in right.logs]
-    except HarnessError as e:      # a bad case file or an unreadable log: as `run --case`
-        return _fail(as_json, e.message, e.exit_code)
-    comp = compare(before, after, expect)
-    outcome = Outcome([comp], case_name)
-    try:
-        if as_json:
-            out = outcome.to_json()
-            out["before_logs"] = list(left.logs)
-            out["after_logs"] = list(right.logs)
-            json.dump(out, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            sys.stdout.write(format_outcome(outcome))
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    return exit_code(outcome.matches)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -19,12 +19,12 @@ harness.checks.enrich).  ``diff(old, new)`` compares two sweeps by site key.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from . import enrich
+from .. import files
 from ..reports import layout, engine, frames
 from ..errors import InputError
 from ..jsonout import JSON_VERSION
@@ -249,12 +249,7 @@ class SiteDiff:
 
 def load_sites(path: Path) -> list[dict]:
     """The sites of an earlier sweep's JSON (sweep.json or --json output)."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise InputError(f"cannot read the baseline {path}: {e.strerror}", path=str(path)) from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not JSON ({e})", path=str(path)) from None
+    data = files.read_json(path, "the baseline")
     if not isinstance(data, dict) or data.get("command") != "sweep" or \
             not isinstance(data.get("sites"), list):
         raise InputError(f"{path}: not the JSON of a sweep (no \"command\": \"sweep\" with sites)",

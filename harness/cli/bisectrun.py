@@ -8,7 +8,9 @@ interrupted, environment, bad input).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import signal
 import sys
 import time
@@ -132,10 +134,20 @@ def bisect_run_args(argv: list[str]) -> argparse.Namespace:
     return a
 
 def bisect_run(argv: list[str]) -> int:
+    err = io.StringIO()
     try:
-        a = bisect_run_args(list(argv))
+        with contextlib.redirect_stderr(err):
+            a = bisect_run_args(list(argv))
     except SystemExit as e:
-        return e.code if isinstance(e.code, int) else BR_USAGE
+        sys.stderr.write(err.getvalue())
+        code = e.code if isinstance(e.code, int) else BR_USAGE
+        if code and "--json" in argv:       # one JSON object, a bad command line included
+            lines = err.getvalue().strip().splitlines()
+            reason = lines[-1].split(": error: ", 1)[-1] if lines else "bad command line"
+            print(jsonout.dumps({"command": "bisect-run", "ok": False, "verdict": "abort",
+                                 "exit_code": code, "reason": reason}))
+        return code
+    sys.stderr.write(err.getvalue())
     old_term = signal.signal(signal.SIGTERM, on_sigterm)
     t0 = time.monotonic()
     payload: dict = {"command": "bisect-run", "signature": a.signature}

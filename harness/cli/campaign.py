@@ -8,7 +8,7 @@ import shlex
 import time
 from pathlib import Path
 
-from .. import errors
+from .. import errors, jsonout
 from ..campaign import campaign, kcidb, remote
 from ..checks import bisect, diff, sweeptable
 from ..output import sweephtml
@@ -65,7 +65,7 @@ def cmd_plan(a) -> int:
 
 def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
     if a.junit:
-        a.junit.write_text(campaign.junit(col))
+        jsonout.write_text(a.junit, campaign.junit(col))
     if a.kcidb and col.campaign.kind != "case":
         raise errors.InputError("--kcidb exports a case campaign's runs; a bisection's "
                                 "result is its culprit (--json)")

@@ -8,13 +8,12 @@ result as text or one JSON object (--json) and writes --json-out.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import jsonout
 from ..boot import settings
-from ..errors import HarnessError
+from ..errors import HarnessError, InputError
 from ..kernel import ccachestats, kbuild, profiles
 from ..campaign import kcidb
 from ..pipeline import VariantSpec
@@ -205,10 +204,13 @@ def emit(a, payload: dict, text: str) -> None:
     print(jsonout.dumps(payload) if a.json else text)
 
 def write_json_out(path: Path, payload: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(jsonout.dumps(payload) + "\n")
-    os.replace(tmp, path)
+    """--json-out FILE: the payload written whole or not at all (InputError)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"--json-out {path}: cannot make its folder ({e.strerror or e})",
+                         path=str(path)) from None
+    jsonout.write(path, payload)
 
 def on_sigterm(signum, frame):
     raise KeyboardInterrupt

@@ -1,4 +1,4 @@
-"""The console-log readers: `dmaharness reports`, `python3 -m harness.cli.failnth`.
+"""The console-log readers: `dmaharness reports`, `dmaharness diff`, `python3 -m harness.cli.failnth`.
 
 One shape for both: a log file (``-`` for stdin) in, text or ``--json``
 out; exit 0 when the log was parsed (whatever it holds), 2 for a usage
@@ -9,13 +9,67 @@ no traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
 from typing import Any, Callable
 
-from ..errors import EXIT_INPUT, EXIT_USAGE
+from .. import files, jsonout
+from ..checks.case import load_case
+from ..checks.diff import Outcome, compare, exit_code, format_outcome
+from ..errors import EXIT_USAGE, HarnessError
 from ..reports import engine, failnth
+
+
+def fail(prog: str, as_json: bool, message: str, code: int, kind: str = "input") -> int:
+    """An error of a log reader: its message on stderr and, with --json, one JSON object."""
+    if as_json:
+        print(jsonout.dumps({"command": prog.split()[-1], "ok": False,
+                             "error": {"kind": kind, "message": message, "exit_code": code},
+                             "failure": message}))
+    print(f"{prog}: {message}", file=sys.stderr)
+    return code
+
+
+def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str
+               ) -> tuple[argparse.Namespace | None, int]:
+    """argparse, with a usage error as an exit code (and a JSON object with --json)."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return ap.parse_args(argv), 0
+    except SystemExit as e:
+        sys.stderr.write(err.getvalue())
+        if e.code in (0, None):
+            return None, 0
+        lines = err.getvalue().strip().splitlines()
+        message = lines[-1].split(": error: ", 1)[-1] if lines else "bad command line"
+        if "--json" in argv:
+            fail(prog, True, message, EXIT_USAGE, "usage")
+        return None, EXIT_USAGE
+
+
+def read_log(path: str, what: str = "console log") -> str:
+    """A console log given on the command line ('-': standard input): any bytes."""
+    if path == "-":
+        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    return files.read_text(path, what, strict=False)
+
+
+def print_out(as_json: bool, obj: Any, text_of: Callable[[], str], indent: int = 2) -> None:
+    """The result on stdout; a closed stdout (``... | head``) is no traceback."""
+    try:
+        if as_json:
+            json.dump(obj, sys.stdout, indent=indent)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(text_of())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def run(argv: list[str], *, prog: str, description: str, log_help: str,
@@ -26,30 +80,15 @@ def run(argv: list[str], *, prog: str, description: str, log_help: str,
         epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.")
     ap.add_argument("log", help=log_help + " ('-' for stdin)")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
+    args, code = parse_args(ap, argv, prog)
+    if args is None:
+        return code
     try:
-        args = ap.parse_args(argv)
-    except SystemExit as e:
-        return 0 if e.code == 0 else EXIT_USAGE
-    try:
-        if args.log == "-":
-            text = sys.stdin.read()
-        else:
-            with open(args.log, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-    except OSError as e:
-        print(f"{prog}: cannot read {args.log}: {e.strerror or e}", file=sys.stderr)
-        return EXIT_INPUT
+        text = read_log(args.log)
+    except HarnessError as e:
+        return fail(prog, args.json, e.message, e.exit_code)
     obj, text_of = analyse(text, args.log)
-    try:
-        if args.json:
-            json.dump(obj, sys.stdout, indent=indent)
-            sys.stdout.write("\n")
-        else:
-            sys.stdout.write(text_of())
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    print_out(args.json, obj, text_of, indent)
     return 0
 
 
@@ -74,3 +113,68 @@ def failnth_main(argv: list[str]) -> int:
                description="Read a run's console for fail-nth's steps (what failed, what "
                            "it left, the reports between its markers) and kmemleak's leaks.",
                log_help="console log")
+
+
+def diff_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="dmaharness diff",
+        usage="dmaharness diff BEFORE_LOG... -- AFTER_LOG... [--json] [--case case.toml]",
+        description="Diff the kernel reports of console logs: each BEFORE_LOG and "
+                    "AFTER_LOG is one run.  Rows: new (after only), fixed (before only), "
+                    "unchanged, flaky (not in every run of its side).",
+        epilog="Exit codes: 0 the outcome matches the case's expectation (without "
+               "--case: nothing new appears), 1 it does not, 2 usage error, "
+               "4 unreadable log or bad case file (as `run --case`).")
+    ap.add_argument("logs", nargs="*", metavar="LOG",
+                    help="console logs, one per run: the before logs, then --, then the after logs")
+    ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
+    ap.add_argument("--case", metavar="CASE_TOML",
+                    help="evaluate against this case's [expect] (file or folder)")
+    return ap
+
+
+def diff_main(argv: list[str]) -> int:
+    """`dmaharness diff BEFORE_LOG... -- AFTER_LOG... [--json] [--case F]`."""
+    prog = "dmaharness diff"
+    ap = diff_parser()
+    as_json = "--json" in argv
+    if "--" not in argv:
+        if any(a in ("-h", "--help") for a in argv):
+            ap.print_help()
+            return 0
+        return fail(prog, as_json, "separate the before logs from the after logs "
+                    "with '--' (dmaharness diff B1.log B2.log -- A1.log A2.log)", EXIT_USAGE,
+                    "usage")
+    i = argv.index("--")
+    left, code = parse_args(ap, argv[:i], prog)
+    if left is None:
+        return code
+    right, code = parse_args(ap, argv[i + 1:], prog)
+    if right is None:
+        return code
+    as_json = left.json or right.json
+    if left.case and right.case and left.case != right.case:
+        return fail(prog, as_json, "--case given twice", EXIT_USAGE, "usage")
+    case_file = left.case or right.case
+    if not left.logs or not right.logs:
+        return fail(prog, as_json, "need at least one before log and one after log", EXIT_USAGE,
+                    "usage")
+    try:
+        expect = None
+        case_name = None
+        if case_file:
+            c = load_case(case_file)
+            expect, case_name = c.expect, c.name
+        before = [engine.parse(read_log(p)) for p in left.logs]
+        after = [engine.parse(read_log(p)) for p in right.logs]
+    except HarnessError as e:      # a bad case file or an unreadable log: as `run --case`
+        return fail(prog, as_json, e.message, e.exit_code)
+    outcome = Outcome([compare(before, after, expect)], case_name)
+
+    def obj() -> dict:
+        out = outcome.to_json()
+        out["before_logs"] = list(left.logs)
+        out["after_logs"] = list(right.logs)
+        return out
+    print_out(as_json, obj() if as_json else None, lambda: format_outcome(outcome))
+    return exit_code(outcome.matches)

@@ -19,7 +19,6 @@ import traceback
 from typing import Callable
 
 from .. import errors, jsonout, proc
-from ..checks import diff
 from ..errors import HarnessError
 from . import build, cache, campaign, case, logcli, sweep
 from .bisectrun import bisect_run
@@ -59,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 DELEGATED: dict[str, Callable[[list[str]], int]] = {
-    "reports": logcli.reports_main, "diff": diff.main, "bisect-run": bisect_run, "capture": capture,
+    "reports": logcli.reports_main, "diff": logcli.diff_main, "bisect-run": bisect_run, "capture": capture,
     "job": lambda argv: run_job(argv)}
 
 
@@ -136,7 +135,10 @@ def _failed(a, error: dict, payload: dict, message: str, detail: str, code: int,
     failed = {"command": a.command, **payload, "ok": False, "error": error,
               "failure": message.splitlines()[0] if message else None}
     if getattr(a, "json_out", None):
-        write_json_out(a.json_out, failed)
+        try:
+            write_json_out(a.json_out, failed)
+        except HarnessError as e:             # the error itself is what we report
+            sys.stderr.write(f"dmaharness {a.command}: {e.message}\n")
     if getattr(a, "json", False):
         print(jsonout.dumps(failed))
     sys.stderr.write(f"\ndmaharness {a.command}: error: {message}\n")

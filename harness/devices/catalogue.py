@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
+from .. import files
 from ..errors import EnvError, InputError
 from ..paths import FRAGMENTS, in_checkout
 
@@ -217,12 +218,7 @@ def parse(text: str, path: Path) -> Catalogue:
 def load(path: Path | None = None) -> Catalogue:
     # a sweep campaign's job names an in-tree catalogue by its checkout path
     p = in_checkout(Path(path)) if path else PATH
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise InputError(f"cannot read the device catalogue {p}: {e.strerror}", path=str(p)) \
-            from None
-    return parse(text, p)
+    return parse(files.read_text(p, "the device catalogue"), files.resolve(p, "catalogue"))
 
 
 # --- one instance in one boot ------------------------------------------------------------

@@ -27,7 +27,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import paths, proc
+from .. import files, paths, proc
 from ..errors import InputError
 
 PROFILES_DIR = paths.REPO / "fake-device" / "profiles"
@@ -112,7 +112,7 @@ def load(spec: str, fake_uvc: Path) -> Profile:
     if r.returncode != 0:
         msg = r.stderr.strip().removeprefix("fake-uvc: ") or f"exit {r.returncode}"
         raise InputError(f"--device {spec}: {msg}", path=str(path))
-    text = path.read_text(errors="replace")
+    text = files.read_text(path, f"--device {spec}", strict=False)
     name = next((ln.split()[1] for ln in text.splitlines()
                  if ln.startswith("name ") and len(ln.split()) > 1), path.stem)
     desc = next((_unquote(ln[len("description "):].strip()) for ln in text.splitlines()

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import files
 from ..errors import InputError
 from ..paths import FRAGMENTS
 
@@ -71,12 +72,12 @@ def _option(line: str) -> tuple[str, str] | None:
 
 def parse_fragment(path: Path) -> Fragment:
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"fragment {path} does not exist", path=str(path))
+    if not os.path.exists(path):        # False too for a name too long for a path
+        raise InputError(f"fragment {str(path)[:300]} does not exist", path=str(path))
     opts: dict[str, str] = {}
     where: set[str] = set()
     pending = 0          # line of a `# where-defined:` waiting for its option
-    for lineno, raw in enumerate(path.read_text().splitlines(), 1):
+    for lineno, raw in enumerate(files.read_text(path, "fragment").splitlines(), 1):
         line = raw.strip()
         if not line:
             continue
@@ -114,7 +115,7 @@ def resolve_fragments(names: list[str] | None) -> list[Fragment]:
     out = []
     for n in names:
         p = Path(n)
-        if not p.suffix and not p.exists():
+        if not p.suffix and not os.path.exists(p):
             p = FRAGMENTS / f"{n}.config"
         out.append(parse_fragment(p))
     return out

@@ -9,11 +9,13 @@ whitespace); an optional '-pN' after the name gives the strip level
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import files
 from ..errors import InputError
 from ..paths import PATCHES, REPO
 
@@ -57,11 +59,9 @@ class Patch:
 def parse_series(path: Path) -> list[Patch]:
     """Read a series file; every patch it names must exist."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"series file {path} does not exist", path=str(path))
     patches: list[Patch] = []
     base = path.parent
-    for lineno, raw in enumerate(path.read_text().splitlines(), 1):
+    for lineno, raw in enumerate(files.read_text(path, "series file").splitlines(), 1):
         line = re.sub(r"(^|\s)#.*$", "", raw).strip()
         if not line:
             continue
@@ -73,10 +73,15 @@ def parse_series(path: Path) -> list[Patch]:
                 raise InputError(f"{path}:{lineno}: unknown option {opt!r} "
                                  "(only -pN is understood)", path=str(path))
             strip = int(m.group(1))
-        target = (base / fields[0]).resolve()
-        if not target.is_file():
-            raise InputError(f"{path}:{lineno}: patch {fields[0]} does not exist "
-                             f"(looked for {target})", path=str(path))
+        target = files.resolve(base / fields[0], f"{path}:{lineno}: patch")
+        if not os.path.exists(target):      # False too for a name too long for a path
+            raise InputError(f"{path}:{lineno}: patch {fields[0][:200]} does not exist "
+                             f"(looked for {str(target)[:300]})", path=str(path))
+        try:
+            files.check_file(target, "patch")
+        except InputError as e:
+            raise InputError(f"{path}:{lineno}: patch {fields[0][:200]}: {e.message}",
+                             path=str(path)) from None
         patches.append(Patch(target, strip, f"{path}:{lineno}"))
     return patches
 

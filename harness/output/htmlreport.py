@@ -26,6 +26,7 @@ from html import escape
 from pathlib import Path
 from typing import Sequence
 
+from .. import jsonout
 from ..checks.caserun import CaseResult, RunTrace
 from ..checks.diff import Outcome
 from ..reports.engine import Report, fold
@@ -268,9 +269,7 @@ def render(outcome: Outcome, runs: Sequence[RunTrace], *, title: str = "dmaharne
 def write(path: Path | str, outcome: Outcome, runs: Sequence[RunTrace], **kw) -> Path:
     """Render and write atomically; returns the path."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render(outcome, runs, **kw), encoding="utf-8")
-    tmp.replace(path)
+    jsonout.write_text(path, render(outcome, runs, **kw))
     return path
 
 

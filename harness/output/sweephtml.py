@@ -20,12 +20,12 @@ rendered again from any saved ``sweep.json``.  Content, top to bottom:
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from html import escape
 from pathlib import Path
 from typing import Optional
 
+from .. import jsonout
 from ..reports import layout
 from ..progress import fmt_duration
 
@@ -264,7 +264,4 @@ def render(payload: dict) -> str:
 
 def write(path: Path, payload: dict) -> None:
     """Render and write atomically (a temporary file renamed into place)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render(payload), encoding="utf-8")
-    os.replace(tmp, path)
+    jsonout.write_text(Path(path), render(payload))

@@ -1,7 +1,7 @@
 """The shape of harness/: packages in layers, each importing only those below it.
 
 The rule (README, "Layout"): the shared leaves at the top of harness/
-(errors, paths, proc, jsonout, progress) sit at the bottom; then, in this
+(errors, paths, proc, jsonout, progress, files) sit at the bottom; then, in this
 order, the packages kernel, devices, boot, reports, the pipeline module,
 then checks, campaign, output and cli.  A module may import from its own
 package and from any layer below its own, never from a layer above; no
@@ -25,7 +25,7 @@ OPTIONAL_MARK = "optional dependency"
 
 # bottom to top; a name is a package of harness/ or a module at its top
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "paths", "proc", "jsonout", "progress"),
+    ("errors", "paths", "proc", "jsonout", "progress", "files"),
     ("kernel",),
     ("devices",),
     ("boot",),

@@ -9,6 +9,7 @@ import unittest
 from pathlib import Path
 
 from harness.checks import diff
+from harness.cli import logcli
 from harness.checks.case import CaseVariant, load_case
 from harness.reports.engine import Report, fold
 
@@ -212,7 +213,7 @@ class MainTest(unittest.TestCase):
     def call(self, *args):
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = diff.main([str(a) for a in args])
+            code = logcli.diff_main([str(a) for a in args])
         return code, out.getvalue(), err.getvalue()
 
     def test_match_with_case(self):

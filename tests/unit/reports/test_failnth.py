@@ -339,7 +339,7 @@ class Command(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             code, _, err = self.run_main([str(Path(d) / "missing.log")])
         self.assertEqual(code, 4)
-        self.assertIn("cannot read", err)
+        self.assertIn("no such file", err)
         code, _, _ = self.run_main(["--bogus"])
         self.assertEqual(code, 2)
 

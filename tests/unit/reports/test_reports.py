@@ -1113,7 +1113,7 @@ class FoldAndOutput(unittest.TestCase):
         # 2 is for usage errors.
         rc, _, err = self.run_main(["/nonexistent/console.log"])
         self.assertEqual(rc, 4)
-        self.assertIn("cannot read /nonexistent/console.log", err)
+        self.assertIn("/nonexistent/console.log: no such file", err)
         rc, _, _ = self.run_main([])
         self.assertEqual(rc, 2)
 
