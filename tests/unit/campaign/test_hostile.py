@@ -2,8 +2,6 @@
 but its jobs, whatever their arguments hold, and a hand-broken campaign
 folder is an input error (exit 4), never a traceback read as a verdict."""
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -14,18 +12,11 @@ from pathlib import Path
 
 from harness import errors
 from harness.campaign import campaign
-from harness.cli import main as cli
+from tests.unit.cli.test_main import run
 
 ROOT = Path(__file__).resolve().parents[3]
 CASE = ROOT / "patches" / "6.1" / "cases" / "uvc-status-buffer"
 EVIL = "x'\ntouch pwned #\t\"$(touch pwned2)\" \\\n`touch pwned3`"
-
-
-def run(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 class JobList(unittest.TestCase):
