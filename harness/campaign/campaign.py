@@ -41,7 +41,7 @@ from .. import errors, files, jsonout, paths, proc
 from . import remote, slurm
 from ..reports import engine
 from ..kernel import series as series_mod
-from ..checks.case import load_case
+from ..checks.case import Case, load_case
 from ..errors import InputError
 
 CAMPAIGN_VERSION = 1
@@ -97,6 +97,21 @@ def _write_json(path: Path, data: Any) -> None:
     jsonout.write_text(path, json.dumps(data, indent=1) + "\n")
 
 
+def _copy_case(case: Case, dest: Path) -> None:
+    """The case's own files into the campaign: case.toml, the patches it
+    names (load_case proved each a regular file inside the case's folder)
+    and its README; nothing else of the folder, and no link, travels."""
+    top = case.path.parent
+    wanted = [case.path] + [p.path for v in [case.before, *case.afters] for p in v.patches]
+    readme = top / "README.md"
+    if readme.is_file() and not readme.is_symlink():
+        wanted.append(readme)
+    for src in dict.fromkeys(wanted):
+        to = dest / src.relative_to(top)
+        to.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, to)
+
+
 def plan_case(p: CasePlan) -> Campaign:
     case = load_case(p.case)
     if p.runs < 1:
@@ -106,7 +121,7 @@ def plan_case(p: CasePlan) -> Campaign:
         raise InputError(f"{folder} is not empty: a campaign gets a folder of its own",
                          path=str(folder))
     folder.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(case.folder, folder / "case")
+    _copy_case(case, folder / "case")
     (folder / "results").mkdir()
     extra = list(p.extra)
     # a case of the checkout is named by its path there (every worker has

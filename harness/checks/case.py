@@ -39,6 +39,7 @@ naming the file and the key.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -177,11 +178,11 @@ def _variants(path: Path, value: Any) -> tuple[CaseVariant, ...]:
             key = f"{where}.patches[{j}]"
             if not rel.strip() or Path(rel).is_absolute():
                 raise _err(path, key, f"{rel!r}: name a patch relative to {folder}")
-            target = (folder / rel).resolve()
+            target = files.resolve(folder / rel, f"{path}: {key}")
             if folder.resolve() not in target.parents:
                 raise _err(path, key, f"{rel!r} is outside the case's folder {folder}: a case "
                            "names only its own patches")
-            if not target.is_file():
+            if not os.path.isfile(target):
                 raise _err(path, key, f"patch {rel} does not exist (looked for {target})")
             patches.append(Patch(target, 1, f"{path}:{key}"))
         out.append(CaseVariant(name, role, tuple(patches)))

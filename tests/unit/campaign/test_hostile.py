@@ -64,6 +64,25 @@ class JobList(unittest.TestCase):
         finally:
             os.chdir(cwd)
 
+    def test_the_case_copy_holds_the_case_and_its_patches_only(self):
+        """A case folder with a link to a secret and files of its own: the
+        campaign (which may travel over ssh) gets case.toml, the named
+        patches and the README, no link and nothing else."""
+        own = self.tmp / "my-case"
+        shutil.copytree(CASE, own)
+        (own / "secret").symlink_to("/etc/passwd")
+        (own / "notes.txt").write_text("private\n")
+        code, _, err = run(["plan", "case", str(own), "-o", str(self.dir), "--runs", "1"])
+        self.assertEqual(code, 0, err)
+        copied = sorted(str(p.relative_to(self.dir / "case")) for p in (self.dir / "case").rglob("*")
+                        if not p.is_dir())
+        self.assertNotIn("secret", copied)
+        self.assertNotIn("notes.txt", copied)
+        self.assertIn("case.toml", copied)
+        self.assertFalse(any(p.is_symlink() for p in (self.dir / "case").rglob("*")))
+        expect = sorted(str(p.relative_to(CASE)) for p in CASE.rglob("*") if p.is_file())
+        self.assertEqual(copied, expect)
+
     def test_an_older_joblog_line_is_not_attributed_to_a_job(self):
         run(["plan", "case", str(CASE), "-o", str(self.dir), "--runs", "1"])
         (self.dir / "joblog").write_text(
