@@ -470,11 +470,20 @@ class RunRequest:
     run_dir: Path | None = None
 
 
+def check_devices(f: FloodSettings) -> None:
+    """What a flood attaches, checked before any build: each host device is
+    there and ours to open, each profile a file (fake-uvc checks its
+    content when it serves it)."""
+    for s in f.usb_host:
+        usbhost.find(s)
+    for d in f.devices:
+        usbdevices.resolve(d)
+
+
 def run_flood(req: RunRequest, progress: Progress, on_output=None) -> FloodRun:
     """Build, flood once; raise what failed (a camera, the guest, the agent) with the payload."""
     t = target(req.variant)
-    for s in req.flood.usb_host:
-        usbhost.find(s)                 # before the build: no device, no permission
+    check_devices(req.flood)
     if req.flood.devices or req.flood.usb_host:
         # the drivers of the profiles' USB classes, and usbmon
         t = replace(t, frags=t.frags + (fragments.parse_fragment(usbdevices.FRAGMENT),))

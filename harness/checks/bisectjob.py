@@ -23,7 +23,7 @@ from ..errors import HarnessError
 from ..kernel import kbuild, series
 from ..reports import engine
 from .case import load_case
-from ..pipeline import (FloodJob, FloodRun, RunRequest, VariantSpec, build, flood_once,
+from ..pipeline import (FloodJob, check_devices, FloodRun, RunRequest, VariantSpec, build, flood_once,
                         new_run_dir, run_parallel, target, with_profile)
 from ..progress import Progress, fmt_duration
 
@@ -177,6 +177,7 @@ def run_bisect(req: BisectRequest, progress: Progress) -> BisectOutput:
     good = 0 if req.good is None else req.good
     bad = len(user) if req.bad is None else req.bad
     boot_, flood = flood_settings(req.case, req.flags)
+    check_devices(flood)                # before any build
     policy = req.policy
     bisect.check(len(user), good, bad, policy)      # before any folder is made
 
@@ -266,6 +267,7 @@ def test_commit(req: CommitRequest, progress: Progress, payload: dict, note) -> 
     payload.update({"tree": str(co.path), "commit": co.commit, "dirty": bool(co.dirty),
                     "kernel_version": co.version})
     boot_, flood = flood_settings(req.case, req.flags)
+    check_devices(flood)                # before any build
     variant = t.variant()
     payload["key"] = kbuild.variant_key(variant)
     try:

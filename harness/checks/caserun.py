@@ -22,7 +22,7 @@ from ..reports import engine
 from ..reports.engine import Report
 from ..boot import settings
 from .case import Case, load_case
-from ..pipeline import (FloodJob, Target, VariantSpec, flood_once, new_run_dir, run_parallel, target, with_profile)
+from ..pipeline import (FloodJob, check_devices, Target, VariantSpec, flood_once, new_run_dir, run_parallel, target, with_profile)
 from ..progress import Progress
 
 
@@ -100,6 +100,7 @@ def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any]):
         where = f"--tree {t.checkout.path} (linux {t.version})" if t.checkout else f"--kernel {t.version}"
         raise errors.InputError(f"case {case.folder} is for linux {ver}, not {where}")
     boot_, flood = settings.resolve(case.run, flags)
+    check_devices(flood)                # before any build
     return case, t, spec, boot_, flood
 
 

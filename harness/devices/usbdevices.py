@@ -21,6 +21,7 @@ Whether a device's dmesg is clean is harness.reports.dmesg's to say.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -96,8 +97,8 @@ def resolve(spec: str) -> Path:
     if re.fullmatch(r"[a-z0-9][a-z0-9-]*", spec) and (PROFILES_DIR / f"{spec}.profile").is_file():
         return PROFILES_DIR / f"{spec}.profile"
     p = Path(spec)
-    if p.is_file():
-        return p.resolve()
+    if os.path.exists(p):
+        return files.resolve(files.check_file(p, f"--device {spec}: profile"), "--device")
     shipped = sorted(x.stem for x in PROFILES_DIR.glob("*.profile"))
     raise InputError(f"--device {spec}: neither a shipped profile ({', '.join(shipped)}) "
                      "nor a profile file")

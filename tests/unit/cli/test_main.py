@@ -8,6 +8,7 @@ from unittest import mock
 
 from harness import errors
 from harness.cli import main as cli
+from harness.kernel import kbuild
 
 
 def run(argv):
@@ -40,6 +41,21 @@ class Usage(unittest.TestCase):
         code, out, _ = run(["build", "--help"])
         self.assertEqual(code, 0)
         self.assertIn("usage: dmaharness build", out)
+
+
+class BeforeTheBuild(unittest.TestCase):
+    """What the first second can say is said before a kernel build starts."""
+
+    def test_a_missing_device_profile(self):
+        for argv in (["run", "--device", "/nonexistent.profile"],
+                     ["run", "--device", "no-such-profile", "--kernel", "6.12"],
+                     ["run", "--case", "patches/6.1/cases/uvc-status-buffer", "--device",
+                      "/nonexistent.profile"]):
+            with mock.patch.object(kbuild, "build", side_effect=AssertionError("built")), \
+                    mock.patch.object(kbuild, "pristine_tree", side_effect=AssertionError("built")):
+                code, out, err = run(argv + ["--json"])
+            self.assertEqual(code, errors.EXIT_INPUT, err)
+            self.assertIn("--device", json.loads(out)["error"]["message"])
 
 
 class Internal(unittest.TestCase):
