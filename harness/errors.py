@@ -62,6 +62,12 @@ class InputError(HarnessError):
     kind = "input"
 
 
+class ConfigError(InputError):
+    """The configuration asked for is wrong in a way no kernel commit can
+    mend (merge_config.sh refuses the fragments): `bisect-run` stops the
+    bisection on it instead of skipping every commit."""
+
+
 class BuildError(HarnessError):
     exit_code = EXIT_BUILD
     kind = "build"

@@ -281,6 +281,8 @@ def test_commit(req: CommitRequest, progress: Progress, payload: dict, note) -> 
                              force=req.variant.force)
     except errors.BuildError as e:
         raise Skip(f"the kernel does not build: {e.message}", e.detail) from None
+    except errors.ConfigError:          # the same for every commit: stop the bisection
+        raise
     except errors.InputError as e:      # a patch that does not apply, an option that does not stick
         raise Skip(e.message, e.detail) from None
     note(("build: cached " if build.cached else f"build: {build.steps} make steps in "

@@ -48,7 +48,7 @@ from .. import paths, proc
 from . import fragments as fragmod
 from . import mirror as mirrormod
 from .checkout import Checkout, tracked_files
-from ..errors import BuildError, EnvError, InputError
+from ..errors import BuildError, ConfigError, EnvError, InputError
 from ..progress import Progress, fmt_duration
 from .series import SUPPORTED, Patch, base_series, parse_series, series_order
 from .series import apply as apply_patch
@@ -478,7 +478,7 @@ def configure(tree: Path, fragments, version: str, log, progress: Progress, labe
     r = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, env=env)
     log.write(f"$ {' '.join(cmd)}\n{r.stdout}{r.stderr}")
     if r.returncode != 0:
-        raise InputError(f"merge_config.sh failed for {label}: {r.stderr.strip()[-400:]}")
+        raise ConfigError(f"merge_config.sh failed for {label}: {r.stderr.strip()[-400:]}")
     _make(tree, ["olddefconfig"], log, Progress(quiet=True), label, None)
     text = (build / ".config").read_text()
     bad = fragmod.verify(text, list(fragments))

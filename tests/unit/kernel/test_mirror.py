@@ -23,7 +23,7 @@ from harness.checks import bisect, bisectjob
 from harness.kernel import checkout, kbuild, mirror, series
 from harness.cli import main as cli
 from harness.cli import bisectrun
-from harness.errors import EnvError, InputError
+from harness.errors import ConfigError, EnvError, InputError
 
 GIT_ID = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
 
@@ -430,6 +430,7 @@ class ExitCodes(unittest.TestCase):
         tree = ["--signature", "x", "--tree", str(self.repo)]
         cases = [
             (InputError("patch does not apply"), 125),          # the commit's fault: skip
+            (ConfigError("merge_config.sh failed"), bisectrun.BR_INPUT),   # ours: stop
             (kbuild.BuildError("x.c:1: error"), 125),
             (EnvError("`flex` is not installed"), bisectrun.BR_ENV),
             (KeyboardInterrupt(), bisectrun.BR_INTERRUPTED),
