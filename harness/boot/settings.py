@@ -32,17 +32,21 @@ def parse_duration(text: str) -> float:
     if not m:
         raise InputError(f"{text!r} is not a duration (20, 20s, 500ms, 2m)")
     v = float(m.group(1))
-    return _finite({"ms": v / 1000, "m": v * 60}.get(m.group(2) or "s", v), text)
+    return _finite({"ms": v / 1000, "m": v * 60}.get(m.group(2) or "s", v), text, MAX_SECONDS)
 
 
-# the longest time any setting may name (a duration, a timeout): a week
+# the longest time any setting may name (a duration, a timeout, a hotplug
+# period): a week; and the largest rate or count
 MAX_SECONDS = 7 * 86400.0
+MAX_NUMBER = 1e6
 
 
-def _finite(n: float, given: Any) -> float:
+def _finite(n: float, given: Any, limit: float = MAX_NUMBER) -> float:
     """A number that time, sleep and JSON can carry: not nan, not infinite, not huge."""
-    if not math.isfinite(n) or abs(n) > MAX_SECONDS * 1000:
-        raise InputError(f"{given!r} is not a usable number (nan, infinite or too large)")
+    if not math.isfinite(n):
+        raise InputError(f"{given!r} is not a usable number (nan or infinite)")
+    if abs(n) > limit:
+        raise InputError(f"{given!r} is too large (at most {int(limit)})")
     return n
 
 
@@ -87,7 +91,7 @@ class Setting:
     in_case: bool = True                 # may a case's [run] table set it?
 
 
-def _positive(kind):
+def _positive(kind, limit: float = MAX_NUMBER):
     def parse(v: Any):
         if isinstance(v, bool) or (kind is int and isinstance(v, float) and not v.is_integer()):
             raise InputError(f"{v!r} is not a {'whole ' if kind is int else ''}number")
@@ -97,11 +101,11 @@ def _positive(kind):
             raise InputError(f"{v!r} is not a {'whole ' if kind is int else ''}number") from None
         if n <= 0:
             raise InputError(f"{v!r} must be more than 0")
-        return _finite(n, v) if kind is float else n
+        return _finite(n, v, limit)
     return parse
 
 
-def _non_negative(v: Any) -> float:
+def _non_negative(v: Any, limit: float = MAX_NUMBER) -> float:
     if isinstance(v, bool):
         raise InputError(f"{v!r} is not a number")
     try:
@@ -110,7 +114,11 @@ def _non_negative(v: Any) -> float:
         raise InputError(f"{v!r} is not a number") from None
     if n < 0:
         raise InputError(f"{v!r} must be 0 or more")
-    return _finite(n, v)
+    return _finite(n, v, limit)
+
+
+def _seconds(v: Any) -> float:
+    return _non_negative(v, MAX_SECONDS)
 
 
 def _whole(v: Any) -> int:
@@ -208,12 +216,12 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             + " (kconfig-fragments/profiles/profiles.toml)"),
     Setting("accel", "boot", _accel, "auto: KVM only when a real kernel runs on it, else TCG",
             in_case=False),
-    Setting("timeout", "boot", _positive(float), "wall-clock limit in seconds (for runs: "
+    Setting("timeout", "boot", _positive(float, MAX_SECONDS), "wall-clock limit in seconds (for runs: "
             "allowed beyond the duration)"),
-    Setting("silence", "boot", _positive(float),
+    Setting("silence", "boot", _positive(float, MAX_SECONDS),
             "seconds without console output that count as a hang"),
-    Setting("memory", "boot", _positive(int), "guest memory in MiB"),
-    Setting("smp", "boot", _positive(int), "guest CPUs"),
+    Setting("memory", "boot", _positive(int, 1 << 20), "guest memory in MiB"),
+    Setting("smp", "boot", _positive(int, 256), "guest CPUs"),
     Setting("append", "boot", _string, "extra kernel command line"),
     Setting("qemu_opts", "boot", _words, "more QEMU options, split like a shell would"),
     Setting("insn_profile", "boot", _flag, "count guest instructions per kernel function",
@@ -224,8 +232,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("duration", "flood", _duration, "flood and agent run time (20, 20s, 500ms, 2m)"),
     Setting("cycle_hz", "flood", _non_negative, "agent close/open cycles per second"),
     Setting("phys_hz", "flood", _non_negative, "agent EVIOCGPHYS reads per second"),
-    Setting("cameras", "flood", _positive(int), "fake cameras, one usb-redir each"),
-    Setting("hotplug", "flood", _non_negative, "unplug and replug each camera every S seconds "
+    Setting("cameras", "flood", _positive(int, 64), "fake cameras, one usb-redir each"),
+    Setting("hotplug", "flood", _seconds, "unplug and replug each camera every S seconds "
             "(0: never)"),
     Setting("seed", "flood", _whole, "seed of the random/malformed patterns"),
     Setting("agent_args", "flood", _string, "more arguments for the guest agent"),
