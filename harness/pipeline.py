@@ -19,16 +19,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from .devices import agentresult, camera, usbdevices, usbhost
 from . import errors, jsonout, paths, proc
-from .reports import failnth
-from .reports.dmesg import dmesg_check
-from .kernel import fragments, kbuild, profiles, series
-from .boot import initramfs, insnprof, kunit, qemu
-from .kernel.checkout import Checkout, open_checkout
 from .errors import HarnessError
 from .progress import Progress
+from .kernel import fragments, kbuild, profiles, series
+from .kernel.checkout import Checkout, open_checkout
+from .devices import agentresult, camera, usbdevices, usbhost
+from .boot import initramfs, insnprof, kunit, qemu
 from .boot.settings import FAIL_NTH_PATHS, BootSettings, FloodSettings
+from .reports import failnth
+from .reports.dmesg import dmesg_check
 
 
 # --- which kernel ------------------------------------------------------------------

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import paths, proc
-from .bootlog import ConsoleWatch
 from ..errors import EnvError, GuestError
+from .bootlog import ConsoleWatch
 
 QEMU = "qemu-system-x86_64"
 DEBUG_EXIT_PORT = 0xF4

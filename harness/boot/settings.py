@@ -20,10 +20,10 @@ import shlex
 from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Mapping
 
+from ..errors import InputError
 from ..kernel import profiles
 from ..devices import usbhost
 from ..devices.camera import Flood
-from ..errors import InputError
 
 
 def parse_duration(text: str) -> float:

@@ -35,14 +35,14 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from ..checks import bisect, caserun, diff, sweep, sweeptable
-from ..devices import catalogue
 from .. import errors, files, jsonout, paths, proc
-from . import remote, slurm
-from ..reports import engine
-from ..kernel import series as series_mod
-from ..checks.case import Case, load_case
 from ..errors import InputError
+from ..kernel import series as series_mod
+from ..devices import catalogue
+from ..reports import engine
+from ..checks import bisect, caserun, diff, sweep, sweeptable
+from ..checks.case import Case, load_case
+from . import remote, slurm
 
 CAMPAIGN_VERSION = 1
 KINDS = ("case", "bisect", "sweep")

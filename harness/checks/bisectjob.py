@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
-from . import bisect, pointing
 from .. import errors, jsonout, paths
+from ..errors import HarnessError
+from ..progress import Progress, fmt_duration
+from ..kernel import kbuild, series
 from ..boot import initramfs, settings
 from ..boot.settings import BootSettings, FloodSettings
-from ..errors import HarnessError
-from ..kernel import kbuild, series
 from ..reports import engine
+from ..pipeline import (FloodJob, check_devices, FloodRun, RunRequest, VariantSpec, build,
+                        flood_once, new_run_dir, run_parallel, target, with_profile)
+from . import bisect, pointing
 from .case import load_case
-from ..pipeline import (FloodJob, check_devices, FloodRun, RunRequest, VariantSpec, build, flood_once,
-                        new_run_dir, run_parallel, target, with_profile)
-from ..progress import Progress, fmt_duration
 
 
 def case_run(case_path: Path | None) -> Mapping[str, Any]:

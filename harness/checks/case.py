@@ -47,9 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import files, paths
-from ..boot import settings
 from ..errors import InputError
 from ..kernel.series import Patch
+from ..boot import settings
 
 CASE_FILE = "case.toml"
 ROLES = ("before", "after")

@@ -14,16 +14,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
-from . import diff, enrich
 from .. import errors, jsonout, paths
-from ..devices import agentresult
+from ..progress import Progress
 from ..kernel import kbuild, symbolize
+from ..devices import agentresult
+from ..boot import settings
 from ..reports import engine
 from ..reports.engine import Report
-from ..boot import settings
+from ..pipeline import (FloodJob, check_devices, Target, VariantSpec, flood_once, new_run_dir,
+                        run_parallel, target, with_profile)
+from . import diff, enrich
 from .case import Case, load_case
-from ..pipeline import (FloodJob, check_devices, Target, VariantSpec, flood_once, new_run_dir, run_parallel, target, with_profile)
-from ..progress import Progress
 
 
 @dataclass(frozen=True)

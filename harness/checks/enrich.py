@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
-from ..reports import layout
 from ..kernel import symbolize
-from .diff import Outcome, example_rows
+from ..reports import layout
 from ..reports.engine import Report
+from .diff import Outcome, example_rows
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from . import bisect
 from ..kernel import kbuild, series
 from ..reports import engine, frames
+from . import bisect
 from .enrich import enrich
 
 FRAMES = 4          # the report's first frames outside the machinery shown

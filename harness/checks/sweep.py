@@ -26,16 +26,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..devices import catalogue
 from .. import errors, jsonout, paths, pipeline
-from ..kernel import fragments, kbuild
-from ..boot import initramfs, qemu
-from ..reports import engine
-from . import sweeptable
-from ..devices.catalogue import Catalogue, Device
-from ..pipeline import Target, VariantSpec
 from ..progress import Progress
+from ..kernel import fragments, kbuild
+from ..devices import catalogue
+from ..devices.catalogue import Catalogue, Device
+from ..boot import initramfs, qemu
 from ..boot.settings import BootSettings
+from ..reports import engine
+from ..pipeline import Target, VariantSpec
+from . import sweeptable
 
 BOOT_DEVICE = "(boot)"          # the boot without a device: what the kernel reports alone
 WORKLOAD_TIMEOUT = 240.0        # seconds a device's boot may take beyond the boot itself

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from . import enrich
 from .. import files
-from ..reports import layout, engine, frames
 from ..errors import InputError
 from ..jsonout import JSON_VERSION
+from ..reports import layout, engine, frames
+from . import enrich
 
 EXCERPT_LINES = 40
 

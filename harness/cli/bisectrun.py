@@ -18,9 +18,9 @@ import traceback
 from pathlib import Path
 
 from .. import errors, jsonout, proc
-from ..checks import bisect, bisectjob
 from ..errors import HarnessError
 from ..progress import Progress, fmt_duration
+from ..checks import bisect, bisectjob
 from .common import boot_group, flags, flood_group, on_sigterm, variant_group, variant_spec
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import sys
 
 from .. import errors, pipeline
+from ..progress import Progress
 from ..boot import initramfs, settings
 from ..checks import bisectjob
-from ..progress import Progress
 from .case import cmd_run_case
-from .common import (boot_group, command_parser, emit, flags, flood_group, variant_spec)
+from .common import boot_group, command_parser, emit, flags, flood_group, variant_spec
 
 
 def _profile_lines(payload: dict) -> str:

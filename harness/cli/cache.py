@@ -7,8 +7,8 @@ import math
 import time
 
 from .. import errors, paths
-from ..kernel import cache, kbuild, profiles
 from ..progress import Progress
+from ..kernel import cache, kbuild, profiles
 from .common import EPILOG, emit, output_group, whole_number
 
 

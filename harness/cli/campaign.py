@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 
 from .. import errors, jsonout
-from ..campaign import campaign, kcidb, remote
-from ..checks import bisect, diff, sweeptable
-from ..output import sweephtml
 from ..progress import Progress, fmt_duration
+from ..checks import bisect, diff, sweeptable
+from ..campaign import campaign, kcidb, remote
+from ..output import sweephtml
 from .common import EPILOG, emit, kcidb_args, output_group, write_json_out
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
-from ..devices import usbdevices
 from ..errors import HarnessError
+from ..devices import usbdevices
 
 
 def capture(argv: list[str]) -> int:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import errors
+from ..progress import Progress
 from ..checks import bisect, bisectjob, caserun, diff, pointing
 from ..output import htmlreport
-from ..progress import Progress
 from .common import EPILOG, boot_group, command_parser, emit, flags, flood_group, variant_spec
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import jsonout
-from ..boot import settings
 from ..errors import HarnessError, InputError
 from ..kernel import ccachestats, kbuild, profiles
-from ..campaign import kcidb
+from ..boot import settings
 from ..pipeline import VariantSpec
+from ..campaign import kcidb
 
 
 EPILOG = """\

@@ -17,10 +17,10 @@ import sys
 from typing import Any, Callable
 
 from .. import files, jsonout
-from ..checks.case import load_case
-from ..checks.diff import Outcome, compare, exit_code, format_outcome
 from ..errors import EXIT_USAGE, HarnessError
 from ..reports import engine, failnth
+from ..checks.case import load_case
+from ..checks.diff import Outcome, compare, exit_code, format_outcome
 
 
 def fail(prog: str, as_json: bool, message: str, code: int, kind: str = "input") -> int:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import errors, jsonout
+from ..progress import Progress
 from ..boot import settings
 from ..checks import sweep, sweeptable
 from ..output import sweephtml
-from ..progress import Progress
 from .common import boot_group, command_parser, emit, flags, variant_spec
 
 

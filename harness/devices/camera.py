@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths, proc
-from . import usbhost
 from ..errors import DeviceError, InputError
+from . import usbhost
 
 FAKE_DEVICE_DIR = paths.REPO / "fake-device"
 FAKE_UVC = FAKE_DEVICE_DIR / "build" / "fake-uvc"

@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Union
 
-from . import ccachestats
 from .. import paths, proc
+from ..errors import BuildError, ConfigError, EnvError, InputError
+from ..progress import Progress, fmt_duration
+from . import ccachestats
 from . import fragments as fragmod
 from . import mirror as mirrormod
 from .checkout import Checkout, tracked_files
-from ..errors import BuildError, ConfigError, EnvError, InputError
-from ..progress import Progress, fmt_duration
 from .series import SUPPORTED, Patch, base_series, parse_series, series_order
 from .series import apply as apply_patch
 

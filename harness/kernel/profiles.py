@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import fragments as fragmod
 from ..errors import InputError
 from ..paths import FRAGMENTS, PATCHES
+from . import fragments as fragmod
 from .series import Patch, parse_series, series_order
 
 DEFAULT = "dma"

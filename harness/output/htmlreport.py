@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import jsonout
+from ..reports.engine import Report, fold
 from ..checks.caserun import CaseResult, RunTrace
 from ..checks.diff import Outcome
-from ..reports.engine import Report, fold
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")

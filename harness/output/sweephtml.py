@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Optional
 
 from .. import jsonout
-from ..reports import layout
 from ..progress import fmt_duration
+from ..reports import layout
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;color:#222;padding:0 1em}

@@ -91,8 +91,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from . import rules as rr
 from ..jsonout import JSON_VERSION
+from . import rules as rr
 from .builder import (_AUX_SECTIONS, _Builder, _clean_frames, _frame_text, _memo, _our_title,
                       _title_text)
 from .classify import (_BOOTING, _Class, _DMA_DEV_RE, _DMA_MSG, _DMA_OWNED, _DMA_RULE,

@@ -74,8 +74,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from . import engine
 from ..jsonout import JSON_VERSION
+from . import engine
 
 OUTCOMES = ("not-reached", "clean", "left-bound", "tolerated", "lost", "partial", "died", "unknown")
 SUSPICIOUS = ("left-bound", "lost", "partial", "died", "unknown")
