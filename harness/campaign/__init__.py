@@ -6,8 +6,8 @@ one array job, and collects the results back into the same verdicts as
 a local run, as JUnit or as a KCIDB document.
 
 Open first: ``campaign`` (plan, run, collect).  Then ``remote`` (hosts
-over ssh), ``slurm`` (sbatch arrays) and ``kcidb`` (the KCIDB I/O
-schema).
+over ssh), ``slurm`` (sbatch arrays), ``junit`` (JUnit XML) and
+``kcidb`` (the KCIDB I/O schema).
 
 Imports harness.checks and everything below it.
 """

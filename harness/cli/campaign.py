@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import errors, jsonout
 from ..progress import Progress, fmt_duration
 from ..checks import bisect, diff, sweeptable
-from ..campaign import campaign, kcidb, remote
+from ..campaign import campaign, junit, kcidb, remote
 from ..output import sweephtml
 from .common import EPILOG, emit, kcidb_args, output_group, write_json_out
 
@@ -65,7 +65,7 @@ def cmd_plan(a) -> int:
 
 def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
     if a.junit:
-        jsonout.write_text(a.junit, campaign.junit(col))
+        jsonout.write_text(a.junit, junit.junit(col))
     if a.kcidb and col.campaign.kind != "case":
         raise errors.InputError("--kcidb exports a case campaign's runs; a bisection's "
                                 "result is its culprit (--json)")

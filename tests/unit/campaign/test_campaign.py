@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.checks import bisect, caserun, diff
-from harness.campaign import campaign
+from harness.campaign import campaign, junit
 from harness.cli import main as cli
 from harness.progress import Progress
 from harness.reports import engine
@@ -138,7 +138,7 @@ class Plan(unittest.TestCase):
         self.assertEqual(diff.exit_code(col.outcome.matches), 1)
 
         # JUnit: 4 runs + 3 expectations, each a testcase; times from the joblog
-        root = ET.fromstring(campaign.junit(col))
+        root = ET.fromstring(junit.junit(col))
         cases = root.findall(".//testcase")
         self.assertEqual(len(cases), 7)
         self.assertEqual(cases[0].get("name"), "before-1")
@@ -154,7 +154,7 @@ class Plan(unittest.TestCase):
 
     def test_junit_of_an_incomplete_campaign_fails(self):
         self.plan(runs=1)
-        root = ET.fromstring(campaign.junit(campaign.collect(self.dir)))
+        root = ET.fromstring(junit.junit(campaign.collect(self.dir)))
         self.assertEqual(root.find("testsuite").get("failures"), "5")
 
 
@@ -232,7 +232,7 @@ class BisectCampaign(unittest.TestCase):
         # collect gives the same, and the JUnit file a passing culprit case
         again = campaign.collect(self.dir)
         self.assertEqual(again.bisection.culprit, 11)
-        root = ET.fromstring(campaign.junit(again))
+        root = ET.fromstring(junit.junit(again))
         names = [tc.get("name") for tc in root.iter("testcase")]
         self.assertIn("culprit 11", names)
         self.assertEqual(root.find("testsuite").get("failures"), "0")
@@ -297,7 +297,7 @@ class SweepCampaign(unittest.TestCase):
                          [("usb_string", ["usb-kbd", "usb-storage"], 2)])
         self.assertTrue((self.dir / "consoles" / "usb-kbd.log").is_file())
         self.assertEqual(col.to_json()["sweep"]["sites"][0]["function"], "usb_string")
-        root = ET.fromstring(campaign.junit(col))
+        root = ET.fromstring(junit.junit(col))
         self.assertEqual([tc.get("name") for tc in root.iter("testcase")],
                          ["boot", "usb-kbd", "usb-storage", "sites"])
         self.assertEqual(root.find("testsuite").get("failures"), "0")
