@@ -13,7 +13,7 @@ from ..progress import Progress, fmt_duration
 from ..checks import bisect, diff, sweeptable
 from ..campaign import campaign, junit, kcidb, remote
 from ..output import sweephtml
-from .common import EPILOG, emit, kcidb_args, output_group, write_json_out
+from .common import EPILOG, emit, folder, kcidb_args, output_group, write_json_out
 
 
 def cmd_plan(a) -> int:
@@ -205,7 +205,7 @@ def add_parsers(sub) -> None:
     pl.add_argument("what", choices=("case", "bisect", "sweep"), help="what to plan")
     pl.add_argument("case", type=Path, metavar="CASE", nargs="?",
                     help="plan case: the case folder or its case.toml")
-    pl.add_argument("-o", "--output", type=Path, required=True, metavar="DIR",
+    pl.add_argument("-o", "--output", type=folder, required=True, metavar="DIR",
                     help="the campaign folder (new, or empty)")
     pl.add_argument("--runs", type=int, default=None,
                     help="case: runs per variant (2); bisect: most runs per step (6)")

@@ -8,6 +8,7 @@ result as text or one JSON object (--json) and writes --json-out.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -61,6 +62,15 @@ def whole_number(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
     return n
+
+def folder(text: str) -> Path:
+    """argparse type: a folder to write into, made if missing; an existing
+    file (or anything but a folder) there is refused before any work."""
+    p = Path(text)
+    if os.path.lexists(p) and not p.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a folder")
+    return p
+
 
 def _setting(g, name: str, *, default_shown: Any = None, help_: str | None = None,
              flag: str | None = None, **kw) -> None:
@@ -134,7 +144,7 @@ def boot_group(p, *, timeout_help: str, timeout: float | None = None, smp: int |
                  "<run-dir>/insnprof.json, and the top functions in the result")
     _setting(g, "console")
     if run_dir:
-        g.add_argument("--run-dir", type=Path,
+        g.add_argument("--run-dir", type=folder,
                        help="folder for the console log and results (default: a new folder "
                             "under <cache>/runs)")
     return g

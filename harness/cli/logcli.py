@@ -13,11 +13,14 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import sys
-from typing import Any, Callable
+import tempfile
+from typing import Any, Callable, Iterator
 
 from .. import files, jsonout
-from ..errors import EXIT_USAGE, HarnessError
+from ..errors import EXIT_INPUT, EXIT_USAGE, HarnessError, InputError
+from ..jsonout import JSON_VERSION
 from ..reports import engine, failnth
 from ..checks.case import load_case
 from ..checks.diff import Outcome, compare, exit_code, format_outcome
@@ -52,10 +55,9 @@ def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str
 
 
 def read_log(path: str, what: str = "console log") -> str:
-    """A console log given on the command line ('-': standard input): any bytes."""
-    if path == "-":
-        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    return files.read_text(path, what, strict=False)
+    """A console log given on the command line ('-': standard input): any
+    bytes, read with universal newlines as log_lines() reads them."""
+    return "\n".join(log_lines(path, what))
 
 
 def print_out(as_json: bool, obj: Any, text_of: Callable[[], str], indent: int = 2) -> None:
@@ -72,15 +74,19 @@ def print_out(as_json: bool, obj: Any, text_of: Callable[[], str], indent: int =
         os.dup2(devnull, sys.stdout.fileno())
 
 
-def run(argv: list[str], *, prog: str, description: str, log_help: str,
-        analyse: Callable[[str, str], tuple[Any, Callable[[], str]]], indent: int = 2) -> int:
-    """``analyse(text, path)`` returns (the JSON object, a function giving the text)."""
+def log_parser(prog: str, description: str, log_help: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=prog, description=description,
         epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.")
     ap.add_argument("log", help=log_help + " ('-' for stdin)")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
-    args, code = parse_args(ap, argv, prog)
+    return ap
+
+
+def run(argv: list[str], *, prog: str, description: str, log_help: str,
+        analyse: Callable[[str, str], tuple[Any, Callable[[], str]]], indent: int = 2) -> int:
+    """``analyse(text, path)`` returns (the JSON object, a function giving the text)."""
+    args, code = parse_args(log_parser(prog, description, log_help), argv, prog)
     if args is None:
         return code
     try:
@@ -92,16 +98,87 @@ def run(argv: list[str], *, prog: str, description: str, log_help: str,
     return 0
 
 
+def log_lines(path: str, what: str = "console log") -> Iterator[str]:
+    """A console log's lines as text.split("\\n") gives them, read as they
+    come (memory bounded by a line, not the log); '-' is standard input."""
+    if path == "-":
+        raw: Any = sys.stdin.buffer
+    else:
+        files.check_file(path, what)
+        try:
+            raw = open(path, "rb")
+        except OSError as e:
+            raise InputError(f"{what} {path}: cannot read it ({e.strerror or e})",
+                             path=path) from None
+    # universal newlines, as a file opened in text mode reads (a lone CR of a
+    # serial console ends a line too)
+    f = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+    try:
+        last = "\n"
+        try:
+            for line in f:
+                last = line
+                yield line[:-1] if line.endswith("\n") else line
+        except OSError as e:    # EIO from /proc/self/mem, a disk that fails mid-read
+            raise InputError(f"{what} {path}: cannot read it ({e.strerror or e})",
+                             path=path) from None
+        if last.endswith("\n"):
+            yield ""            # text.split() ends with the empty line after the last newline
+    finally:
+        if path == "-":
+            f.detach()          # standard input stays open
+        else:
+            f.close()
+
+
+def _indented(obj: Any, pad: str) -> str:
+    return json.dumps(obj, indent=2).replace("\n", "\n" + pad)
+
+
 def reports_main(argv: list[str]) -> int:
-    """`dmaharness reports LOG`."""
-    def analyse(text: str, path: str):
-        reports = engine.parse(text)
-        return engine.to_json(reports, path), lambda: engine.format_text(reports)
-    return run(argv, prog="dmaharness reports", analyse=analyse,
-               description="Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
-                           "found in a console log or saved dmesg, titled as syzkaller "
-                           "titles them.",
-               log_help="console log or dmesg file")
+    """`dmaharness reports LOG`: the reports as they come, so that memory is
+    bounded by the largest report, not by the log.  With --json the reports
+    wait in a temporary file until the signatures, which come first, are
+    known; the output is what json.dump(engine.to_json(...), indent=2) gives."""
+    prog = "dmaharness reports"
+    ap = log_parser(prog, "Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
+                    "found in a console log or saved dmesg, titled as syzkaller titles them.",
+                    "console log or dmesg file")
+    args, code = parse_args(ap, argv, prog)
+    if args is None:
+        return code
+    folder = engine.Folder()
+    spool = tempfile.TemporaryFile("w+", encoding="utf-8") if args.json else None
+    try:
+        try:
+            for r in engine.iter_reports(log_lines(args.log)):
+                folder.add(r)
+                if spool is not None:
+                    spool.write((",\n    " if folder.total > 1 else "\n    ")
+                                + _indented(r.to_json(), "    "))
+        except HarnessError as e:
+            return fail(prog, args.json, e.message, e.exit_code)
+        except OSError as e:
+            return fail(prog, args.json, f"console log {args.log}: {e.strerror or e}", EXIT_INPUT)
+        sigs = folder.signatures()
+        try:
+            if spool is None:
+                sys.stdout.write(engine.format_signatures(sigs, folder.total))
+            else:
+                head = {"version": JSON_VERSION, "source": args.log,
+                        "signatures": [s.to_json() for s in sigs]}
+                sys.stdout.write(_indented(head, "")[:-2] + ',\n  "reports": [')
+                spool.seek(0)
+                shutil.copyfileobj(spool, sys.stdout)
+                sys.stdout.write("\n  ]\n}\n" if folder.total else "]\n}\n")
+            sys.stdout.flush()
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        if spool is not None:
+            spool.close()
+    return 0
 
 
 def failnth_main(argv: list[str]) -> int:

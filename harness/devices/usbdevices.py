@@ -94,7 +94,8 @@ def _descriptors(config: bytes):
 
 def resolve(spec: str) -> Path:
     """A shipped profile's name (fake-device/profiles/NAME.profile) or a file."""
-    if re.fullmatch(r"[a-z0-9][a-z0-9-]*", spec) and (PROFILES_DIR / f"{spec}.profile").is_file():
+    if re.fullmatch(r"[a-z0-9][a-z0-9-]{0,100}", spec) and \
+            os.path.isfile(PROFILES_DIR / f"{spec}.profile"):
         return PROFILES_DIR / f"{spec}.profile"
     p = Path(spec)
     if os.path.exists(p):

@@ -87,9 +87,11 @@ Exit codes: 0 the log was parsed (whether or not it holds reports),
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from ..jsonout import JSON_VERSION
 from . import rules as rr
@@ -303,9 +305,31 @@ def _finish(b: _Builder, truncated: bool) -> Report:
     )
 
 
+# how far the parser looks around the line it reads: back to a banner
+# (_PRE_LINE_DISTANCE) before a header, ahead to the next two lines
+_BACK = _PRE_LINE_DISTANCE + 1
+_AHEAD = 2
+
+
+class _Window:
+    """The lines around the one being parsed (``_BACK`` before it, ``_AHEAD``
+    after): all of the log the parser keeps, so that its memory is bounded
+    by the largest report, not by the log."""
+
+    __slots__ = ("lines", "last")
+
+    def __init__(self) -> None:
+        self.lines: deque[str] = deque(maxlen=_BACK + _AHEAD + 1)
+        self.last = 0                  # the line number of lines[-1]
+
+    def get(self, lineno: int) -> Optional[str]:
+        i = lineno - self.last - 1     # from the end
+        return self.lines[i] if -len(self.lines) <= i < 0 else None
+
+
 class _Parser:
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines  # the whole log, for lines before a header
+    def __init__(self) -> None:
+        self.win = _Window()
         self.open: dict[Optional[str], _Builder] = {}
         self.done: list[Report] = []
         # ctx -> (lineno, body) of the last cut-here / "=====" banner line
@@ -341,7 +365,7 @@ class _Parser:
             # Lines between the banner and the header (x86 prints a WARN()
             # message before the WARNING line) belong to the report too.
             for ln in range(pre[0] + 1, lineno):
-                ts2, ctx2, body2 = _split_prefix(self.lines[ln - 1])
+                ts2, ctx2, body2 = _split_prefix(self.win.get(ln) or "")
                 if ctx2 == ctx and body2 and not (ts2 is None and ts is not None):
                     b.raw.append(body2)
                     if b.message is None and b.warn_header and not rule.ours:
@@ -372,26 +396,28 @@ class _Parser:
     def rebooted(self, lineno: int) -> bool:
         """Is "Booting the kernel" at this line a reboot, not the log's first
         boot: did a kernel print before it (a timestamped line), or anything
-        before the firmware's first words?"""
-        if self.boot_scan[1] is None:
-            start, _, output = self.boot_scan
-            for i in range(start, lineno - 1):
-                line = self.lines[i]
-                if _KERNEL_LINE_RE.match(line):
-                    self.boot_scan = (i, True, output)
-                    break
-                if _FIRMWARE_RE.search(line):
-                    self.boot_scan = (i, output, output)
-                    break
-                output = output or bool(line.strip())
-            else:
-                self.boot_scan = (max(start, lineno - 1), None, output)
+        before the firmware's first words?  (observe() has seen every line
+        before this one.)"""
         return bool(self.boot_scan[1])
+
+    def observe(self, line: str) -> None:
+        """A line read, for rebooted(): until a kernel line or the firmware's
+        first words settle it (most logs: their first line)."""
+        _, known, output = self.boot_scan
+        if known is not None:
+            return
+        if _KERNEL_LINE_RE.match(line):
+            self.boot_scan = (0, True, output)
+        elif _FIRMWARE_RE.search(line):
+            self.boot_scan = (0, output, output)
+        else:
+            self.boot_scan = (0, None, output or bool(line.strip()))
 
     def frame_follows(self, lineno: int) -> bool:
         """Is one of the next two lines a stack frame?"""
-        for line in self.lines[lineno:lineno + 2]:
-            if _PEEK_FRAME_RE.match(_split_prefix(line)[2]):
+        for n in (lineno + 1, lineno + 2):
+            line = self.win.get(n)
+            if line is not None and _PEEK_FRAME_RE.match(_split_prefix(line)[2]):
                 return True
         return False
 
@@ -436,7 +462,8 @@ class _Parser:
             self.close_all()
             return
         assert ch is not None and rule is not None
-        if lineno < len(self.lines) and _REPLAY in self.lines[lineno]:
+        nxt = self.win.get(lineno + 1)
+        if nxt is not None and _REPLAY in nxt:
             # A header cut short, printed again on the next line.
             if cur is not None:
                 self.feed(cur, body, lineno)
@@ -681,8 +708,22 @@ class _Parser:
             # A report still open at the end of the log is truncated unless
             # it ended in a way that needs no marker.
             self.close(b, not _complete(b))
-        self.done.sort(key=lambda r: (r.first_line))
-        return self.done
+        return self.ready(None)
+
+    def ready(self, lineno: Optional[int]) -> list[Report]:
+        """The reports done that no later line can put before another (all
+        of them at the end, lineno None), in log order, taken from done."""
+        if lineno is None:
+            out, self.done = self.done, []
+        else:
+            limit = min([lineno - _BACK - _AHEAD] + [b.first_line for b in self.open.values()]
+                        + ([self.nmi_sink.first_line] if self.nmi_sink else []))
+            out = [r for r in self.done if r.first_line < limit]
+            if not out:
+                return out
+            self.done = [r for r in self.done if r.first_line >= limit]
+        out.sort(key=lambda r: r.first_line)
+        return out
 
 
 def _complete(b: _Builder) -> bool:
@@ -697,11 +738,32 @@ def parse(text: str) -> list[Report]:
     """Parse console text and return its reports in log order."""
     if "\r" in text:
         text = text.replace("\r\n", "\n")
-    if _JOURNAL_RE.search(text, 0, 8192):
-        # journalctl -k: "Dec 03 07:00:00 host kernel: msg" (or ISO dates).
-        text = _JOURNAL_RE.sub("", text)
-    lines = text.split("\n")
-    p = _Parser(lines)
+    return list(iter_reports(text.split("\n")))
+
+
+def is_journal(head: str) -> bool:
+    """Is this the start of `journalctl -k` output ("Dec 03 07:00:00 host kernel: ")?"""
+    return bool(_JOURNAL_RE.search(head, 0, 8192))
+
+
+def iter_reports(lines: Iterable[str], journal: Optional[bool] = None) -> Iterator[Report]:
+    """The reports of a console given line by line (without line ends: no
+    "\\n", no CR of a CRLF), in log order, each as soon as no later line
+    can change it or put a report before it: memory bounded by the largest
+    report, not by the log.  ``journal``: strip `journalctl -k` prefixes
+    (None: decide from the first 8 KiB)."""
+    it = iter(lines)
+    if journal is None:
+        head: list[str] = []
+        size = 0
+        for line in it:
+            head.append(line)
+            size += len(line) + 1
+            if size >= 8192:
+                break
+        journal = is_journal("\n".join(head))
+        it = itertools.chain(head, it)
+    p = _Parser()
     anywhere = _HEADER_LITERALS
     odd = _ODD_STARTS
     heads = _HEADS
@@ -711,7 +773,30 @@ def parse(text: str) -> list[Report]:
     open_ = p.open
     split_prefix = _split_prefix
     feed = p.feed
-    for lineno, line in enumerate(lines, 1):
+    # The window: line n is parsed once lines n+1 and n+2 are in it (None
+    # past the log's end); observe() sees each line before the next is parsed.
+    win = p.win
+    buf = win.lines
+    append = buf.append
+    if journal:
+        it = (_JOURNAL_RE.sub("", line, 1) for line in it)
+    read = 0
+    scanning = True                     # observe() has not settled rebooted() yet
+    for line in itertools.chain(it, (None,) * _AHEAD):
+        append(line)
+        read += 1
+        win.last = read
+        if read <= _AHEAD:
+            continue
+        lineno = read - _AHEAD
+        line = buf[-_AHEAD - 1]
+        if line is None:                # a log shorter than the look-ahead
+            break
+        if scanning and lineno > 1:
+            p.observe(buf[-_AHEAD - 2])
+            scanning = p.boot_scan[1] is None
+        if p.done:
+            yield from p.ready(lineno)
         if not open_ and p.nmi_sink is None:
             # Fast path, no report open: only a header line matters.  The
             # text of "[ ts][ tag] text" starts after the last "] " of the
@@ -752,7 +837,7 @@ def parse(text: str) -> list[Report]:
         elif ts is None and b.ts is not None:
             continue  # userspace output on a timestamped console
         feed(b, body, lineno)
-    return p.finish()
+    yield from p.finish()
 
 
 def fold(reports: Iterable[Report]) -> list[Signature]:
@@ -778,7 +863,36 @@ def to_json(reports: list[Report], source: Optional[str] = None) -> dict:
 
 
 def format_text(reports: list[Report]) -> str:
-    sigs = fold(reports)
+    return format_signatures(fold(reports), len(reports))
+
+
+class Folder:
+    """fold() as reports come, one at a time: per title the first report,
+    the count, the reports' first lines and whether every one was corrupted,
+    not the reports themselves (a log full of reports stays small)."""
+
+    def __init__(self) -> None:
+        self.sigs: dict[str, Signature] = {}
+        self.total = 0
+
+    def add(self, r: Report) -> None:
+        self.total += 1
+        s = self.sigs.get(r.title)
+        if s is None:
+            self.sigs[r.title] = Signature(title=r.title, kind=r.kind, count=1, first=r,
+                                           all_corrupted=r.corrupted, lines=[r.first_line])
+            return
+        s.count += 1
+        assert s.lines is not None
+        s.lines.append(r.first_line)
+        s.all_corrupted = bool(s.all_corrupted and r.corrupted)
+
+    def signatures(self) -> list[Signature]:
+        return list(self.sigs.values())
+
+
+def format_signatures(sigs: list[Signature], total: int) -> str:
+    """`dmaharness reports`' text: a line per signature, then the counts."""
     if not sigs:
         return "no kernel reports\n"
     out = []
@@ -794,5 +908,5 @@ def format_text(reports: list[Report]) -> str:
             flags.append(f"corrupted: {s.first.corrupted_reason}")
         flag = f" ({'; '.join(flags)})" if flags else ""
         out.append(f"{s.count:>{width}}x {s.title}  [{s.kind}, {where}]{flag}")
-    out.append(f"{len(reports)} report(s), {len(sigs)} signature(s)")
+    out.append(f"{total} report(s), {len(sigs)} signature(s)")
     return "\n".join(out) + "\n"

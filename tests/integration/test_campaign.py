@@ -40,13 +40,14 @@ class SeedCaseCampaign(unittest.TestCase):
         ids = [j["id"] for j in plan["jobs"]]
         self.assertEqual(ids, ["before-1", "fix-1", "fix-aligned-1", "fix-coherent-1"])
 
-        # one job at a time; kill the second job's dmaharness as it runs
+        # one job at a time; kill the second job's dmaharness as it runs (its line in
+        # jobs.txt is `dmaharness job fix-1`, the arguments are campaign.json's)
         p = subprocess.Popen(CLI + ["campaign", str(camp), "--jobs", "1", "-q"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         killed = None
         deadline = time.monotonic() + 1800
         while killed is None and time.monotonic() < deadline and p.poll() is None:
-            pids = subprocess.run(["pgrep", "-f", "--", "--case-variant fix --case-run 1"],
+            pids = subprocess.run(["pgrep", "-f", "--", "dmaharness job fix-1$"],
                                   capture_output=True, text=True).stdout.split()
             pids = [int(x) for x in pids if int(x) != os.getpid()]
             if pids and (camp / "results" / "before-1.json").is_file():
@@ -66,7 +67,7 @@ class SeedCaseCampaign(unittest.TestCase):
         self.assertFalse((camp / "results" / "fix-1.json").exists())
         # nothing of the killed job is left running
         time.sleep(2)
-        left = subprocess.run(["pgrep", "-f", "case-variant fix --case-run 1"],
+        left = subprocess.run(["pgrep", "-f", "dmaharness job fix-1$"],
                               capture_output=True, text=True).stdout.split()
         self.assertEqual(left, [])
 
@@ -86,7 +87,7 @@ class SeedCaseCampaign(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         after = joblog(camp)
         self.assertEqual(len(after), before + 1)
-        self.assertIn("--case-variant fix --case-run 1", after[-1][8])
+        self.assertEqual(after[-1][8], "dmaharness job fix-1")     # jobs.txt names the job
         camp_out = json.loads(r.stdout)
         self.assertTrue(camp_out["complete"])
         self.assertTrue(camp_out["outcome"]["matches"])

@@ -79,8 +79,7 @@ class SshCampaign(unittest.TestCase):
             while killed is None and time.monotonic() < deadline and p.poll() is None:
                 # the job's dmaharness on the worker: run from the synced checkout
                 pids = subprocess.run(
-                    ["pgrep", "-f", f"{self.remote}/checkout-.*/dmaharness run .*"
-                                    "--case-variant fix --case-run 1"],
+                    ["pgrep", "-f", f"{self.remote}/checkout-.*/dmaharness job fix-1$"],
                     capture_output=True, text=True).stdout.split()
                 if pids:
                     time.sleep(3)                       # well into its boot
@@ -116,7 +115,7 @@ class SshCampaign(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr[-3000:])
             log = joblog(camp)
             self.assertEqual(len(log), before + 1)
-            self.assertIn("--case-variant fix --case-run 1", log[-1][8])
+            self.assertEqual(log[-1][8], "dmaharness job fix-1")
             res = json.loads(r.stdout)
             self.assertEqual((res["engine"], res["hosts"]), ("ssh", ["root@127.0.0.1"]))
             self.assertTrue(res["complete"])
