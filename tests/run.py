@@ -20,15 +20,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class _Result(unittest.TextTestResult):
+    times: list[tuple[float, str]] = []      # (wall seconds, test id), every test of the run
+
     def startTest(self, test):
         self._t0 = time.monotonic()
         super().startTest(test)
 
     def stopTest(self, test):
         super().stopTest(test)
+        el = time.monotonic() - self._t0
+        _Result.times.append((el, test.id()))
         if self.showAll:
             return
-        el = time.monotonic() - self._t0
         if el > 5:
             self.stream.write(f"\n  ({test.id()} took {el:.0f}s)\n")
             self.stream.flush()
@@ -72,6 +75,13 @@ def main(argv):
     failed = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
     skipped = len(res.skipped)
     passed = res.testsRun - failed - skipped
+    if which != "unit":     # what each integration test costs, for the next change to see
+        slow = sorted(_Result.times, reverse=True)
+        print(f"\n{which}: wall time per test, slowest first "
+              f"(total {sum(s for s, _ in slow) / 60:.1f} min):")
+        for s, name in slow:
+            if s >= 1:
+                print(f"  {s:7.1f}s  {name.removeprefix('tests.integration.')}")
     print(f"{which}: {passed} passed, {failed} failed, {skipped} skipped")
     if res.testsRun == 0:
         print(f"{which}: no test ran", file=sys.stderr)
