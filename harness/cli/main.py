@@ -57,11 +57,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-DELEGATED: dict[str, Callable[[list[str]], int]] = {
-    "reports": logcli.reports_main, "diff": logcli.diff_main, "bisect-run": bisect_run, "capture": capture,
-    "job": lambda argv: run_job(argv)}
-
-
 def run_job(argv: list[str]) -> int:
     """`dmaharness job ID` (not listed in --help): a campaign's job, by its id."""
     try:
@@ -70,6 +65,13 @@ def run_job(argv: list[str]) -> int:
         sys.stderr.write(f"dmaharness job: error: {e.message}\n")
         return e.exit_code
     return main(args)
+
+
+# subcommands with their own argparse (and --help)
+DELEGATED: dict[str, Callable[[list[str]], int]] = {
+    "reports": logcli.reports_main, "diff": logcli.diff_main, "bisect-run": bisect_run,
+    "capture": capture, "job": run_job}
+
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace | None, int]:
     """The parsed arguments, or (None, exit code) when argparse stopped: 0
