@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -521,13 +522,23 @@ def _why_missing(a: dict | None) -> str:
     return f"exit {a['exit']}{sig}{on}, no result came back"
 
 
+_JOB_LINE = re.compile(r"dmaharness job ([A-Za-z0-9][A-Za-z0-9._-]*)\W*$")
+
+
+def _job_of(command: str) -> str | None:
+    """The job id a joblog's Command names: the line itself here and under
+    Slurm, inside `PATH=... sh -c 'dmaharness job ID'` over ssh."""
+    m = _JOB_LINE.search(command.strip())
+    return m.group(1) if m else None
+
+
 def states(c: Campaign) -> list[JobState]:
     log = attempts(c.folder)
     out = []
     for seq, j in enumerate(c.jobs, 1):
         f = c.folder / j.result
         attempt = log.get(seq)
-        if attempt is not None and attempt.get("command", "").strip() != j.line():
+        if attempt is not None and _job_of(attempt.get("command", "")) != j.id:
             attempt = None      # another job list's line (an older jobs.txt): not this job's
         if not os.path.lexists(f):
             out.append(JobState(j, "missing", _why_missing(attempt), None, attempt))

@@ -91,6 +91,12 @@ class JobList(unittest.TestCase):
         st = campaign.states(campaign.load(self.dir))
         self.assertIsNone(st[0].attempt)
         self.assertEqual(st[0].why, "never run")
+        # the same job's line as GNU parallel logs it over ssh: its attempt
+        (self.dir / "joblog").write_text(
+            "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n"
+            "1\tbox\t1.0\t1.0\t0\t0\t-1\t9\tPATH=/r:\"$PATH\" sh -c 'dmaharness job before-1'\n")
+        st = campaign.states(campaign.load(self.dir))
+        self.assertEqual(st[0].why, "exit -1, signal 9 on box, no result came back")
 
 
 class BrokenCampaigns(unittest.TestCase):
