@@ -115,7 +115,7 @@ class SshCampaign(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr[-3000:])
             log = joblog(camp)
             self.assertEqual(len(log), before + 1)
-            self.assertTrue(log[-1][8].endswith("dmaharness job fix-1"), log[-1][8])   # sh -c LINE
+            self.assertRegex(log[-1][8], r"sh -c 'dmaharness job fix-1'$")      # the job's line
             res = json.loads(r.stdout)
             self.assertEqual((res["engine"], res["hosts"]), ("ssh", ["root@127.0.0.1"]))
             self.assertTrue(res["complete"])
