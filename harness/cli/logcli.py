@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 from .. import files, jsonout
 from ..errors import EXIT_INPUT, EXIT_USAGE, HarnessError, InputError
 from ..jsonout import JSON_VERSION
-from ..reports import engine, failnth
+from ..reports import engine, failnth, summary
 from ..checks.case import load_case
 from ..checks.diff import Outcome, compare, exit_code, format_outcome
 
@@ -139,7 +139,8 @@ def reports_main(argv: list[str]) -> int:
     """`dmaharness reports LOG`: the reports as they come, so that memory is
     bounded by the largest report, not by the log.  With --json the reports
     wait in a temporary file until the signatures, which come first, are
-    known; the output is what json.dump(engine.to_json(...), indent=2) gives."""
+    known: {"version", "source", "signatures", "reports"}, as json.dump(..., indent=2)
+    writes it."""
     prog = "dmaharness reports"
     ap = log_parser(prog, "Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
                     "found in a console log or saved dmesg, titled as syzkaller titles them.",
@@ -147,7 +148,7 @@ def reports_main(argv: list[str]) -> int:
     args, code = parse_args(ap, argv, prog)
     if args is None:
         return code
-    folder = engine.Folder()
+    folder = summary.Folder()
     spool = tempfile.TemporaryFile("w+", encoding="utf-8") if args.json else None
     try:
         try:
@@ -163,7 +164,7 @@ def reports_main(argv: list[str]) -> int:
         sigs = folder.signatures()
         try:
             if spool is None:
-                sys.stdout.write(engine.format_signatures(sigs, folder.total))
+                sys.stdout.write(summary.format_signatures(sigs, folder.total))
             else:
                 head = {"version": JSON_VERSION, "source": args.log,
                         "signatures": [s.to_json() for s in sigs]}

@@ -93,7 +93,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
-from ..jsonout import JSON_VERSION
 from . import rules as rr
 from .builder import (_AUX_SECTIONS, _Builder, _clean_frames, _frame_text, _memo, _our_title,
                       _title_text)
@@ -851,62 +850,3 @@ def fold(reports: Iterable[Report]) -> list[Signature]:
             s.count += 1
             s.reports.append(r)
     return list(sigs.values())
-
-
-def to_json(reports: list[Report], source: Optional[str] = None) -> dict:
-    return {
-        "version": JSON_VERSION,
-        "source": source,
-        "signatures": [s.to_json() for s in fold(reports)],
-        "reports": [r.to_json() for r in reports],
-    }
-
-
-def format_text(reports: list[Report]) -> str:
-    return format_signatures(fold(reports), len(reports))
-
-
-class Folder:
-    """fold() as reports come, one at a time: per title the first report,
-    the count, the reports' first lines and whether every one was corrupted,
-    not the reports themselves (a log full of reports stays small)."""
-
-    def __init__(self) -> None:
-        self.sigs: dict[str, Signature] = {}
-        self.total = 0
-
-    def add(self, r: Report) -> None:
-        self.total += 1
-        s = self.sigs.get(r.title)
-        if s is None:
-            self.sigs[r.title] = Signature(title=r.title, kind=r.kind, count=1, first=r,
-                                           all_corrupted=r.corrupted, lines=[r.first_line])
-            return
-        s.count += 1
-        assert s.lines is not None
-        s.lines.append(r.first_line)
-        s.all_corrupted = bool(s.all_corrupted and r.corrupted)
-
-    def signatures(self) -> list[Signature]:
-        return list(self.sigs.values())
-
-
-def format_signatures(sigs: list[Signature], total: int) -> str:
-    """`dmaharness reports`' text: a line per signature, then the counts."""
-    if not sigs:
-        return "no kernel reports\n"
-    out = []
-    width = max(len(str(s.count)) for s in sigs)
-    for s in sigs:
-        where = f"line {s.first.first_line}"
-        if s.first.timestamp is not None:
-            where += f", {s.first.timestamp:.6f}s"
-        flags = []
-        if s.first.truncated:
-            flags.append("truncated")
-        if s.corrupted:
-            flags.append(f"corrupted: {s.first.corrupted_reason}")
-        flag = f" ({'; '.join(flags)})" if flags else ""
-        out.append(f"{s.count:>{width}}x {s.title}  [{s.kind}, {where}]{flag}")
-    out.append(f"{total} report(s), {len(sigs)} signature(s)")
-    return "\n".join(out) + "\n"

@@ -6,7 +6,7 @@ import tracemalloc
 import unittest
 from pathlib import Path
 
-from harness.reports import engine, golden
+from harness.reports import engine, golden, summary
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 CHATTER = "[   12.000000] usb 1-1: new high-speed USB device number 3 using xhci_hcd"
@@ -45,7 +45,7 @@ class Streaming(unittest.TestCase):
                                                  for _ in range(copies))
 
         def peak(copies):
-            folder = engine.Folder()
+            folder = summary.Folder()
             tracemalloc.start()
             for r in engine.iter_reports(log(copies)):
                 folder.add(r)
