@@ -10,8 +10,6 @@ their own arguments (DELEGATED).  No module imports this one.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
 import signal
 import sys
@@ -75,24 +73,9 @@ DELEGATED: dict[str, Callable[[list[str]], int]] = {
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace | None, int]:
     """The parsed arguments, or (None, exit code) when argparse stopped: 0
-    after --help, 2 on a usage error.  With --json a usage error is one
-    JSON object on stdout too, as every other error is."""
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err):
-            return parser().parse_args(argv), errors.EXIT_OK
-    except SystemExit as e:
-        sys.stderr.write(err.getvalue())
-        if e.code in (0, None):
-            return None, errors.EXIT_OK
-        lines = err.getvalue().strip().splitlines()
-        message = lines[-1].split(": error: ", 1)[-1] if lines else "bad command line"
-        if "--json" in argv:
-            print(jsonout.dumps({"command": argv[0] if argv else None, "ok": False,
-                                 "error": {"kind": "usage", "message": message,
-                                           "exit_code": errors.EXIT_USAGE},
-                                 "failure": message}))
-        return None, errors.EXIT_USAGE
+    after --help, 2 on a usage error (one JSON object too with --json), as
+    the log readers parse theirs."""
+    return logcli.parse_args(parser(), argv, "dmaharness " + (argv[0] if argv else ""))
 
 
 def main(argv: list[str] | None = None) -> int:
