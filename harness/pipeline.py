@@ -73,11 +73,19 @@ class Target:
                                        detector=self.spec.base_series,
                                        fragments_given=bool(self.spec.fragments))
         base = tuple(series.variant_patches(self.version, with_base=self.spec.base_series))
-        return kbuild.Variant(self.version, base + patches, self.frags)
+        frags = self.frags
+        if not self.spec.base_series and not self.spec.fragments:
+            # a stock kernel: the detector's options would not stick without its series
+            frags = tuple(f for f in frags if f.name not in kbuild.DETECTOR_FRAGMENTS)
+        return kbuild.Variant(self.version, base + patches, frags)
 
     def to_json(self) -> dict:
         out = {"kernel": self.version, "profile": self.profile.name}
-        if self.checkout is not None:
+        if self.checkout is None:
+            src = kbuild.local_source(self.version)     # never fetches
+            out.update({"package": f"linux-source-{self.version}",
+                        "package_version": src.deb_version if src else None})
+        else:
             out.update({"tree": str(self.checkout.path), "commit": self.checkout.commit,
                         "dirty": bool(self.checkout.dirty)})
         return out
@@ -101,9 +109,8 @@ def target(spec: VariantSpec) -> Target:
         version = checkout.version
     else:
         version = spec.kernel or "6.1"
-        if version not in kbuild.SUPPORTED:
-            raise errors.InputError(f"kernel version {version!r} is not supported "
-                                    f"(choose one of {', '.join(kbuild.SUPPORTED)})")
+        if version not in series.SUPPORTED and spec.base_series:
+            raise series.unsupported(version)
     patches: list[series.Patch] = []
     for s in spec.series:
         patches.extend(series.parse_series(paths.in_checkout(s)))

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from .. import errors, jsonout, paths
 from ..progress import Progress
-from ..kernel import kbuild, symbolize
+from ..kernel import kbuild, series, symbolize
 from ..devices import agentresult
 from ..boot import settings
 from ..reports import engine
@@ -94,7 +94,7 @@ def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any]):
     case = load_case(resolve_case(case_path))
     ver = case_version(case)
     spec = with_profile(variant, case.run)
-    if ver and spec.kernel is None and spec.tree is None and ver in kbuild.SUPPORTED:
+    if ver and spec.kernel is None and spec.tree is None and ver in series.SUPPORTED:
         spec = replace(spec, kernel=ver)        # the case says which kernel
     t = target(spec)
     if ver and ver != t.version:

@@ -8,7 +8,7 @@ import time
 
 from .. import errors, paths
 from ..progress import Progress
-from ..kernel import cache, kbuild, profiles
+from ..kernel import cache, profiles, series
 from .common import EPILOG, emit, output_group, whole_number
 
 
@@ -56,7 +56,7 @@ def cmd_profiles(a) -> int:
     out, lines = [], []
     for prof in profiles.table().values():
         frags = [f.name for f in prof.fragments()]
-        series_ = {v: str(f.relative_to(paths.REPO)) for v in kbuild.SUPPORTED
+        series_ = {v: str(f.relative_to(paths.REPO)) for v in series.SUPPORTED
                    if (f := prof.series_file(v))}
         out.append({"name": prof.name, "description": prof.description, "finds": prof.finds,
                     "costs": prof.costs, "fragments": frags, "series": series_,

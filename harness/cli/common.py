@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import jsonout
 from ..errors import HarnessError, InputError
-from ..kernel import ccachestats, kbuild, profiles
+from ..kernel import ccachestats, profiles
+from ..kernel import series as kseries
 from ..boot import settings
 from ..pipeline import VariantSpec
 from ..campaign import kcidb
@@ -84,11 +86,21 @@ def _setting(g, name: str, *, default_shown: Any = None, help_: str | None = Non
     g.add_argument(flag or "--" + name.replace("_", "-"), type=_typed(name), default=None,
                    help=f"{help_ or s.help} ({shown})", **kw)
 
+def kernel_version(text: str) -> str:
+    """--kernel: MAJOR.MINOR; whether it has a series is checked when the kernel is chosen."""
+    if not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,3}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a kernel version MAJOR.MINOR "
+                                         "(e.g. 6.1, 6.12, 7.3)")
+    return text
+
+
 def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = True) -> None:
     g = p.add_argument_group("variant (what kernel to build)")
     if kernel:
-        g.add_argument("--kernel", choices=kbuild.SUPPORTED, default=None,
-                       help="kernel version, from Debian's linux-source-X.Y (default 6.1)")
+        g.add_argument("--kernel", type=kernel_version, default=None, metavar="X.Y",
+                       help="kernel version, from Debian's linux-source-X.Y (default 6.1; "
+                            f"detector series for {', '.join(kseries.SUPPORTED)}; "
+                            "`dmaharness sources` lists what Debian offers)")
     if tree:
         g.add_argument("--tree", type=Path, metavar="DIR",
                        help="your own Linux git checkout instead of Debian's source (default "
@@ -113,7 +125,7 @@ def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = T
     g.add_argument("--no-base-series", "--no-detector", dest="no_base_series",
                    action="store_true",
                    help="do not apply patches/<version>/series, the detector (a stock kernel; "
-                        "with --tree the detector and kunit fragments are left out too unless "
+                        "the detector and kunit fragments are left out too unless "
                         "--fragment is given)")
     g.add_argument("-j", "--jobs", type=int, help="make -j (default: number of CPUs)")
     g.add_argument(ccachestats.FLAG, dest="ccache_remote", metavar="URL",

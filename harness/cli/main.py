@@ -18,7 +18,7 @@ from typing import Callable
 
 from .. import errors, jsonout, proc
 from ..errors import HarnessError
-from . import build, cache, campaign, case, logcli, sweep
+from . import build, cache, campaign, case, logcli, sources, sweep
 from .bisectrun import bisect_run
 from .capture import capture
 from .common import EPILOG, on_sigterm, write_json_out
@@ -39,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
     sweep.add_parsers(sub)
     campaign.add_parsers(sub)
     cache.add_parsers(sub)
+    sources.add_parsers(sub)
 
     # listed for --help; main() hands their argv to their own parsers
     sub.add_parser("reports", add_help=False,

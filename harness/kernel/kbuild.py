@@ -47,10 +47,11 @@ from .. import paths, proc
 from ..errors import BuildError, ConfigError, EnvError, InputError
 from ..progress import Progress, fmt_duration
 from . import ccachestats
+from . import debsource
 from . import fragments as fragmod
 from . import mirror as mirrormod
 from .checkout import Checkout, tracked_files
-from .series import SUPPORTED, Patch, base_series, parse_series, series_order
+from .series import Patch, base_series, parse_series, series_order
 from .series import apply as apply_patch
 
 # Bump when the build procedure changes what lands in the artifacts.
@@ -74,26 +75,44 @@ class Source:
     tarball: Path
 
 
+def local_source(version: str) -> Source | None:
+    """The package's tarball on this machine, without fetching: the system's
+    package (/usr/src, installed by `make deps`) when it is there, else the
+    newest version fetched into the cache (harness/kernel/debsource.py)."""
+    debsource.check_version(version)
+    tarball = Path(f"/usr/src/linux-source-{version}.tar.xz")
+    if tarball.is_file():
+        try:
+            deb = subprocess.run(["dpkg-query", "-W", "-f=${Version}", f"linux-source-{version}"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            # not a dpkg system, or a hand-placed tarball: fall back to its mtime/size
+            st = tarball.stat()
+            deb = f"unpackaged-{st.st_size}-{int(st.st_mtime)}"
+        return Source(version, deb, tarball)
+    have = debsource.fetched(version)
+    if not have:
+        return None
+    best = debsource.newest([f.deb_version for f in have])
+    return Source(version, best, next(f.tarball for f in have if f.deb_version == best))
+
+
 @functools.lru_cache(maxsize=None)
 def find_source(version: str) -> Source:
-    """Debian's linux-source-X.Y package: its tarball and package version.
-
-    Asked for every variant key (each bisection step, each build): dpkg is
-    asked once per process."""
-    tarball = Path(f"/usr/src/linux-source-{version}.tar.xz")
-    pkg = f"linux-source-{version}"
-    if not tarball.is_file():
-        raise EnvError(f"{tarball} is missing: the Debian package {pkg} is not installed "
-                       "(run `make deps`, or `apt-get install " + pkg + "` as root)",
-                       path=str(tarball))
+    """Debian's linux-source-X.Y package: its tarball and package version;
+    fetched through the private apt configuration when this machine has none.
+    Asked for every variant key (each bisection step, each build): looked up
+    once per process."""
+    src = local_source(version)
+    if src is not None:
+        return src
     try:
-        deb = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        # not a dpkg system, or a hand-placed tarball: fall back to its mtime/size
-        st = tarball.stat()
-        deb = f"unpackaged-{st.st_size}-{int(st.st_mtime)}"
-    return Source(version, deb, tarball)
+        got = debsource.fetch(version, Progress())
+    except EnvError as e:
+        raise EnvError(f"no linux-source-{version}: not installed (/usr/src/linux-source-"
+                       f"{version}.tar.xz is missing) and not fetched: {e.message}",
+                       detail=e.detail, path=e.path) from e
+    return Source(version, got.deb_version, got.tarball)
 
 
 @functools.lru_cache(maxsize=None)
@@ -159,9 +178,7 @@ class Variant:
     fragments: tuple[fragmod.Fragment, ...]
 
     def __post_init__(self):
-        if self.version not in SUPPORTED:
-            raise InputError(f"kernel version {self.version!r} is not supported "
-                             f"(choose one of {', '.join(SUPPORTED)})")
+        debsource.check_version(self.version)
 
     def fragments_digest(self) -> str:
         return fragments_digest(self.fragments)

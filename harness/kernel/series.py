@@ -21,8 +21,30 @@ from ..paths import PATCHES, REPO
 
 _STRIP = re.compile(r"^-p(\d+)$")
 
+
+def _with_series() -> tuple[str, ...]:
+    """The kernel versions with a detector series of their own: patches/<X.Y>/series."""
+    found = []
+    for d in PATCHES.iterdir() if PATCHES.is_dir() else ():
+        if re.fullmatch(r"[0-9]+\.[0-9]+", d.name) and (d / "series").is_file():
+            found.append(d.name)
+    return tuple(sorted(found, key=lambda v: tuple(int(x) for x in v.split("."))))
+
+
 # the kernel versions with a detector series (patches/<version>/series)
-SUPPORTED = ("6.1", "6.12")
+SUPPORTED = _with_series()
+
+
+def unsupported(version: str) -> InputError:
+    """The error for a kernel version with no series: the nearest, and how to add one."""
+    near = series_order(version)[0] if SUPPORTED else None
+    how = (f"the nearest series is patches/{near}/series; to add one, fetch the source "
+           f"(`dmaharness sources --fetch {version}`), port patches/{near}/ to it "
+           f"(patches/README-detector.md) as patches/{version}/series" if near else
+           f"add patches/{version}/series (patches/README-detector.md)")
+    return InputError(f"linux {version} has no detector series in this checkout "
+                      f"(series exist for {', '.join(SUPPORTED) or 'none'}): {how}, or build "
+                      f"without the detector (--no-detector)")
 
 
 @dataclass(frozen=True)

@@ -77,9 +77,21 @@ class Keys(unittest.TestCase):
         blob = json.dumps(m, sort_keys=True).encode()
         self.assertEqual(hashlib.sha256(blob).hexdigest()[:16], "e88e5911d25ce866")
 
-    def test_unsupported_version(self):
-        with self.assertRaises(InputError):
-            kbuild.Variant("5.10", (), self.frags)
+    def test_version_form(self):
+        kbuild.Variant("5.10", (), self.frags)      # a stock kernel needs no series
+        for bad in ("5", "5.10.1", "../6.1", ""):
+            with self.assertRaises(InputError):
+                kbuild.Variant(bad, (), self.frags)
+
+    def test_detector_needs_a_series(self):
+        from harness import pipeline
+        with self.assertRaises(InputError) as e:
+            pipeline.target(pipeline.VariantSpec(kernel="5.10"))
+        self.assertIn("no detector series", e.exception.message)
+        t = pipeline.target(pipeline.VariantSpec(kernel="5.10", base_series=False))
+        self.assertEqual(t.version, "5.10")
+        names = {f.name for f in t.variant().fragments}
+        self.assertFalse(names & set(kbuild.DETECTOR_FRAGMENTS), names)
 
 
 class Trees(unittest.TestCase):
