@@ -194,8 +194,17 @@ def cpu_model(accel: str) -> str:
     return "max" if accel == "kvm" else "qemu64"
 
 
+# A hung task is reported after HUNG_TASK_TIMEOUT s, found by a scan every
+# HUNG_TASK_CHECK s: at most 40 s after it blocked, well inside the silence
+# limit (BootSettings.silence, 60 s), so a hang ends with the blocked tasks'
+# stacks on the console and a report, not only "guest went silent".  (The
+# kernel's default, 120 s, is longer than the silence limit.)
+HUNG_TASK_TIMEOUT = 30
+HUNG_TASK_CHECK = 10
 BASE_APPEND = ("console=ttyS0,115200 earlyprintk=serial,ttyS0,115200 panic=-1 "
-               "nokaslr printk.time=1 rdinit=/init loglevel=7 no_hash_pointers")
+               "nokaslr printk.time=1 rdinit=/init loglevel=7 no_hash_pointers "
+               f"sysctl.kernel.hung_task_timeout_secs={HUNG_TASK_TIMEOUT} "
+               f"sysctl.kernel.hung_task_check_interval_secs={HUNG_TASK_CHECK}")
 
 
 def command_line(req: BootRequest, accel: str) -> list[str]:

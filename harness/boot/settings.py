@@ -55,7 +55,11 @@ class BootSettings:
     """How QEMU runs the guest."""
     accel: str = "auto"          # auto | tcg | kvm
     timeout: float = 120.0       # seconds allowed beyond the flood's duration (`boot`: the whole boot)
-    silence: float = 60.0        # seconds without console output that count as a hang
+    # seconds without console output that count as a hang: above the kernel's
+    # hung-task report (qemu.HUNG_TASK_TIMEOUT + HUNG_TASK_CHECK = 40 s), so a
+    # blocked task's stacks reach the console first; below any quiet stretch a
+    # healthy guest has (the agent prints every second)
+    silence: float = 60.0
     memory: int = 1024           # MiB
     smp: int = 1                 # one vCPU: under TCG on 2 host cores, -smp 2 halves the rate
     append: str = ""             # extra kernel command line

@@ -38,6 +38,15 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(self.opt(cmd, "-kernel"), ["/k/bzImage"])
         self.assertEqual(self.opt(cmd, "-initrd"), ["/r/initrd.cpio"])
 
+    def test_hung_tasks_are_reported_before_the_silence_limit(self):
+        from harness.boot.settings import BootSettings
+        append = self.opt(qemu.command_line(_req(), "tcg"), "-append")[0].split()
+        got = {w.split("=")[0]: int(w.split("=")[1]) for w in append
+               if w.startswith("sysctl.kernel.hung_task")}
+        worst = got["sysctl.kernel.hung_task_timeout_secs"] + \
+            got["sysctl.kernel.hung_task_check_interval_secs"]
+        self.assertLess(worst, BootSettings().silence)
+
     def test_extra_devices_come_last(self):
         cmd = qemu.command_line(_req(extra_args=["-chardev", "socket,id=c0,path=/s",
                                                  "-device", "usb-redir,chardev=c0,bus=xhci.0"]), "kvm")
