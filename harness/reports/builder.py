@@ -28,7 +28,11 @@ _AUX_SECTIONS = (
     "Last potentially related work creation",
     "Second to last potentially related work creation",
 )
-_NOT_PRIMARY = frozenset(["lockdep chain", "tail", "?"])
+# The stack of the task holding the lock a hung task waits for (hung_task's
+# "INFO: task A:1 is blocked on a mutex likely owned by task B:2", 6.16 on):
+# an aux stack of the hung task's report, never its main one.
+LOCK_OWNER = "Lock owner"
+_NOT_PRIMARY = frozenset(["lockdep chain", "tail", "?", LOCK_OWNER])
 
 
 class _Builder:
@@ -39,7 +43,7 @@ class _Builder:
         "first_line", "last_line", "ts", "ctx", "sections", "cur",
         "cur_frames", "cur_texts", "pending_rip", "pending_rip_text", "end_trace",
         "tail", "task_open", "stack_started", "nmi_sent", "nmi_seen", "warn_header",
-        "closed", "panic_msg", "rip_first", "sep", "stall", "irq_seen",
+        "closed", "panic_msg", "rip_first", "sep", "stall", "irq_seen", "blocker",
     )
 
     def __init__(self, header: rr._Compiled, rule: rr.Rule, lineno: int, ts: Optional[str],
@@ -73,11 +77,13 @@ class _Builder:
         self.stack_started = False
         self.nmi_sent = False
         self.nmi_seen = False
-        # A __warn() header ("WARNING: CPU: 0 PID: 1 at file:line f+0x..").
+        # A __warn() header: "WARNING: CPU: 0 PID: 1 at file:line f+0x1/0x2"
+        # (up to 6.18), "WARNING: file:line at f+0x1/0x2, CPU#0: comm/1" (6.19+).
         self.warn_header = header is _WARNING and self.end_trace
         self.closed = False
         self.panic_msg: Optional[str] = None
         self.rip_first: set[int] = set()  # ids of sections that start with a RIP
+        self.blocker = False     # a hung task's "is blocked on a mutex" line was seen
 
     def set_rule(self, rule: rr.Rule) -> None:
         self.rule = rule

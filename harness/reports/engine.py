@@ -41,9 +41,13 @@ dump and dma-debug's ``Mapped at:`` stack that follow it, the others at the
 ``</TASK>`` closing their stack or, on kernels without ``<TASK>`` markers,
 at the first line after the stack that is not a frame (unless a frame
 follows within two lines: a message of someone else printed inside the
-stack); RCU stalls only after the stalled CPU's interrupted stack; panics
-at ``---[ end Kernel panic``; one-line reports (``unregister_netdevice:
-waiting for ...``) at their line, leaving a report open around them alone.
+stack); RCU stalls only after the stalled CPU's interrupted stack; a hung
+task's after the stack of the task owning the lock it waits for, when
+hung_task names it (6.16 on: ``INFO: task A:1 is blocked on a mutex likely
+owned by task B:2``, kept as the aux stack ``Lock owner``; such a line
+never opens a report of its own); panics at ``---[ end Kernel panic``;
+one-line reports (``unregister_netdevice: waiting for ...``) at their line,
+leaving a report open around them alone.
 A report still open when the log ends, the machine reboots (``Linux
 version``, ``Booting the kernel``) or another report starts in the same
 context is ``truncated``; it keeps what was seen.  ``Booting the kernel``
@@ -94,8 +98,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
 from . import rules as rr
-from .builder import (_AUX_SECTIONS, _Builder, _clean_frames, _frame_text, _memo, _our_title,
-                      _title_text)
+from .builder import (LOCK_OWNER, _AUX_SECTIONS, _Builder, _clean_frames, _frame_text, _memo,
+                      _our_title, _title_text)
 from .classify import (_BOOTING, _Class, _DMA_DEV_RE, _DMA_MSG, _DMA_OWNED, _DMA_RULE,
                        _HEADER_LITERALS, _HEADS, _KMEMLEAK, _MEMORY_LEAK, _ODD_STARTS,
                        _START_HEADS, _START_PREFIXES, _WARNING, _classify, _dma_kind,
@@ -134,7 +138,8 @@ class Report:
     message       DMA-API/detector message, the WARN() message x86 prints
                   before a WARNING header, or the panic message
     aux_stacks    further stacks by heading: "Allocated by task",
-                  "Freed by task", "Mapped at", "lockdep chain", ...
+                  "Freed by task", "Mapped at", "lockdep chain", "Lock owner"
+                  (a hung task's lock owner), ...
     truncated     the report's end was not seen (log ended, machine
                   rebooted, another report cut in)
     alt_titles    syzkaller's alternative titles (``bad-access in f``, the
@@ -265,6 +270,10 @@ _CONTINUATION = re.compile("|".join(re.escape(p) for p in rr.CONTINUATIONS))
 _PEEK_FRAME_RE = re.compile(r"\s++(?:\[<[0-9a-fx]++>\]\s++)?(?:\? )?[A-Za-z_$][\w.$]*+\+0x")
 _REPLAY = "** replaying previous printk message **"
 _FIRMWARE_RE = re.compile(r"SeaBIOS|Decompressing Linux|Booting from ")
+_BLOCKER_RE = re.compile(rr.HUNG_BLOCKER)
+_TASK_HUNG = rr.BY_NAME["task-hung"]
+_STACK_SECTIONS = ("Call Trace", "backtrace", "NMI backtrace", LOCK_OWNER)
+_OWNER_TASK = re.compile(r"task:\S").match   # sched_show_task()'s first line
 
 
 def _finish(b: _Builder, truncated: bool) -> Report:
@@ -419,6 +428,35 @@ class _Parser:
             if line is not None and _PEEK_FRAME_RE.match(_split_prefix(line)[2]):
                 return True
         return False
+
+    def comes_next(self, b: _Builder, lineno: int, wanted) -> bool:
+        """Does a line in report b's context among the next two match
+        `wanted` (a predicate on its text) before any header does?"""
+        for n in (lineno + 1, lineno + 2):
+            line = self.win.get(n)
+            if line is None:
+                return False
+            _, ctx, body = _split_prefix(line)
+            if ctx == b.ctx:
+                if wanted(body):
+                    return True
+                if _is_candidate(body):
+                    return False
+        return False
+
+    def blocked_on(self, b: _Builder, lineno: int) -> None:
+        """hung_task's line naming the lock a hung task waits for
+        ("INFO: task A:1 is blocked on a mutex likely owned by task B:2",
+        rules.HUNG_BLOCKER) was fed to hung-task report b: the stack of the
+        lock's owner follows ("task:B state:D ..." first, then its Call
+        Trace, kept as the aux stack LOCK_OWNER) and ends the report;
+        without it (the owner not found, or hung itself and reported on its
+        own) the report ends here."""
+        b.blocker = True
+        if self.comes_next(b, lineno, _OWNER_TASK):
+            b.new_section("?")
+        else:
+            self.close(b)
 
     def single(self, header: rr._Compiled, rule: rr.Rule, body: str, lineno: int,
                ts: Optional[str], ctx: Optional[str]) -> None:
@@ -576,7 +614,9 @@ class _Parser:
                     b.irq_seen = True
                 elif s == "</TASK>":
                     if not b.sep and not b.end_trace and not (
-                            b.nmi_sent and not b.nmi_seen) and not (b.stall and not b.irq_seen):
+                            b.nmi_sent and not b.nmi_seen) and not (b.stall and not b.irq_seen) \
+                            and not (b.rule is _TASK_HUNG and not b.blocker
+                                     and self.comes_next(b, lineno, _BLOCKER_RE.match)):
                         self.close(b)
                         return
                     # The stack is over; later frames belong to something else.
@@ -598,7 +638,7 @@ class _Parser:
             return
         # Unindented line.
         if b.tail:
-            if body.startswith("Mapped at:"):
+            if body.startswith(("Mapped at:", "DMA-API: Mapped at:")):   # pr_fmt'd in debug.c
                 b.new_section("Mapped at")
                 return
             if body.startswith(_REG_PREFIXES):
@@ -608,8 +648,11 @@ class _Parser:
             b.last_line = prev_last
             self.close(b)
             return
+        if c == "I" and b.rule is _TASK_HUNG and not b.blocker and _BLOCKER_RE.match(body):
+            self.blocked_on(b, lineno)
+            return
         if not b.task_open and b.stack_started and not b.end_trace and not b.sep and b.cur_frames \
-                and b.sections[b.cur][0] in ("Call Trace", "backtrace", "NMI backtrace") \
+                and b.sections[b.cur][0] in _STACK_SECTIONS \
                 and not body.startswith(_REG_PREFIXES) and not (b.stall and not b.irq_seen) \
                 and not self.frame_follows(lineno):
             # Old kernels without <TASK> markers: the stack ended (unless a
@@ -628,7 +671,7 @@ class _Parser:
         if body[-1:] == ":":
             # Headings of stacks: "Call Trace:", "Allocated by task 1:", ...
             if body.startswith(("Call Trace:", "Call trace:")):
-                b.new_section("Call Trace")
+                b.new_section(LOCK_OWNER if b.blocker else "Call Trace")
             elif body.startswith("stack backtrace:"):
                 pass
             elif body.startswith(_AUX_SECTIONS):

@@ -188,6 +188,23 @@ HUNG_SKIP = (
     "synchronize", "context_switch", "__switch_to", "cancel_delayed_work", "rcu_barrier",
 )
 
+# Since 6.16 (CONFIG_DETECT_HUNG_TASK_BLOCKER, kernel/hung_task.c
+# debug_show_blocker()), after a hung task's stack, the lock it waits for:
+#   INFO: task A:1 is blocked on a mutex likely owned by task B:2.
+#   INFO: task A:1 blocked on a semaphore likely last held by task B:2
+#   INFO: task A:1 <writer> blocked on an rw-semaphore likely owned by task B:2 <reader>
+#   INFO: task A:1 is blocked on a mutex, but the owner is not found.
+#   (the last also for a semaphore, "last holder", and an rw-semaphore)
+# (any "...mutex"/"...semaphore": hung_task.h reserves a type for rt-mutexes)
+# then B's stack (sched_show_task(), from "task:B state:..") unless B is
+# hung itself.  They continue the hung task's report (the engine ends it
+# after B's stack): not an INFO: header of their own (HEADERS' suppress).
+# syzkaller has no rule for them; its "INFO:" header matches them, so its
+# ParseAll would start a report there, titled by the line; Parse (what
+# syzbot reports) keeps them inside the hung task's report, whose title
+# reads the first Call Trace only.
+HUNG_BLOCKER = r"INFO: task .* blocked on an? [\w-]*(?:mutex|semaphore)\b"
+
 # Messages that come with a stack of their own but are no bug: printed
 # inside a report (no caller tags to tell them apart), the report's title
 # is taken from the text before them.
@@ -446,7 +463,21 @@ WARNING_RULES = (
        end="end-trace", frame=_warning_frame(
            "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg", "usb_interrupt_msg",
            "usb_control_msg")),
-    # 6.19+: "WARNING: file.c:12 at 0x12, CPU#0: comm/pid".
+    # __warn()'s first line (kernel/panic.c), as syzkaller's oopsFormats for
+    # "WARNING:" (pkg/report/linux.go) read it.  Whatever the shape, the
+    # title's function is found the same way (_warning_frame: the RIP line
+    # and the stack under it, else the Call Trace), not read from the line:
+    #   up to 6.18:  "WARNING: CPU: 0 PID: 1 at file.c:12 f+0x1/0x2"       warning
+    #   6.19+, 7.x:  "WARNING: file.c:12 at f+0x1/0x2, CPU#0: comm/1"      warning-file-at
+    #     with CONFIG_DEBUG_BUGVERBOSE_DETAILED (not x86, whose condition
+    #     is printed as the WARN message):
+    #                "WARNING: [cond] file.c:12 at f+0x1/0x2, CPU#0: comm/1"  warning-bracket
+    #     the caller not known (x86 WARN traps of some 6.19-rc/next trees):
+    #                "WARNING: file.c:12 at 0x0, CPU#0: comm/1"            warning-at-address
+    # Without a file (CONFIG_DEBUG_BUGVERBOSE=n), "WARNING: CPU: 0 PID: 1 at
+    # f+0x1/0x2" and "WARNING: at f+0x1/0x2, CPU#0: comm/1" match no row:
+    # titled by the line itself, as syzkaller does.  The rows above match
+    # both shapes (".*file.c.* (?:f|at)").
     _r("warning-at-address", "WARNING", r"WARNING: {{SRC}} at 0x\d+, CPU#\d+", "WARNING in {2}",
        end="end-trace", frame=_warning_frame()),
     _r("warning", "WARNING", r"WARNING: .* at {{SRC}} {{FUNC}}", "WARNING in {3}",
@@ -609,7 +640,8 @@ HEADERS: tuple[Header, ...] = (
         "INFO: lockdep is turned off", "INFO: Stall ended before state dump start",
         "INFO: NMI handler", "INFO: recovery required on readonly filesystem",
         "(handler|interrupt).*took too long", "INFO: sys_.* is not present in /proc/kallsyms",
-        "INFO: no syscalls can create resource", "rmt_storage:INFO:", "_INFO:")),
+        "INFO: no syscalls can create resource", "rmt_storage:INFO:", "_INFO:",
+        HUNG_BLOCKER)),
     Header("Unable to handle kernel", (
         _r("arm-unable-to-handle", "BUG",
            r"Unable to handle kernel (paging request|NULL pointer dereference|access to user memory)",

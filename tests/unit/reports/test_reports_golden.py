@@ -9,6 +9,7 @@ output; review it with git diff.
 
 from __future__ import annotations
 
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -70,6 +71,34 @@ class GoldenFormat(unittest.TestCase):
         self.assertEqual(g.comments, ("# a comment",))
         with self.assertRaises(ValueError):
             golden.read_golden("TITEL: x\n\nlog\n")
+
+    def test_a_new_console_is_a_file_dropped_in(self):
+        # What adding a golden file cut from a real console takes: the log
+        # after an empty line, then update_golden (tests/run.py --update)
+        # writes its header; the log stays byte for byte (CRLF, bytes that
+        # are not UTF-8), and the file is then one of golden_files().
+        log = (golden.read_golden((LOGS / "linux-7-formats.log").read_text(encoding="utf-8")).log
+               .replace("disables this message.\n", "disables this message.\r\n")
+               + "[  200.000000][   T41] usb 1-1: product \udcff\udcfe\n")
+        raw = ("\n" + log).encode("utf-8", "surrogateescape")
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "real-7.3-example.log"
+            path.write_bytes(raw)
+            self.assertTrue(golden.update_golden(str(path)))
+            data = path.read_bytes()
+            self.assertTrue(data.endswith(raw), "the log is kept byte for byte")
+            g = golden.read_golden(data.decode("utf-8", "surrogateescape"))
+            self.assertEqual(g.log, log)
+            self.assertEqual(len(g.expected), 4)
+            # ... and passes test_every_file_gives_its_header as it reads it.
+            g = read(path)
+            self.assertEqual(golden.golden_expected(engine.parse(g.log)), list(g.expected))
+            self.assertFalse(golden.update_golden(str(path)), "a second update changes nothing")
+
+    def test_golden_files_are_found_in_subfolders(self):
+        names = {str(p.relative_to(LOGS)) for p in golden_files()}
+        self.assertIn("linux-7-formats.log", names)
+        self.assertIn(str(Path("rules") / "warnings.log"), names)
 
     def test_header_round_trip(self):
         reps = engine.parse(golden.read_golden(
