@@ -27,7 +27,7 @@ from .kernel.checkout import Checkout, open_checkout
 from .devices import agentresult, camera, usbdevices, usbhost
 from .boot import initramfs, insnprof, kunit, qemu
 from .boot.settings import FAIL_NTH_PATHS, BootSettings, FloodSettings
-from .reports import failnth
+from .reports import engine, failnth
 from .reports.dmesg import dmesg_check
 
 
@@ -373,11 +373,38 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     return FloodRun(job.build, result, agent, summary, payload, run_dir, crashed, checks)
 
 
+# the titles (as syzkaller gives them) of the kernel's own hang reports
+HANG_TITLES = ("INFO: task hung in ", "INFO: rcu detected stall", "BUG: soft lockup",
+               "INFO: task can't die in ", "BUG: workqueue lockup")
+
+
+def hang_reports(result: qemu.BootResult) -> list[str]:
+    """A guest that went silent or ran out of time: the hang reports its kernel
+    printed first (blocked tasks, stalls), so the hang is a report, not only a
+    silence.  Empty for every other outcome."""
+    if result.outcome not in ("silent", "timeout") or not result.console.is_file():
+        return []
+    titles = [r.title for r in engine.iter_reports(open(result.console, errors="replace"))]
+    return sorted({t for t in titles if t.startswith(HANG_TITLES)})
+
+
+def ran(result: qemu.BootResult) -> bool:
+    """Whether a boot counts as a run whose reports can be compared: it ended,
+    even with a panic or the agent's error, or it hung and the kernel said why."""
+    return result.outcome in ("ok", "panic", "guest-error") or bool(hang_reports(result))
+
+
 def guest_failure(result: qemu.BootResult) -> HarnessError:
-    """The GuestError a failed boot raises (its console's last lines)."""
+    """The GuestError a failed boot raises (its console's last lines, and the
+    kernel's hang reports when it hung)."""
     try:
         result.raise_for_outcome()
     except HarnessError as e:
+        hung = hang_reports(result)
+        if hung:
+            e.message = (e.message.rstrip() + "; the kernel reported the hang: "
+                         + "; ".join(hung))
+            e.args = (e.message,)
         return e
     raise AssertionError("guest_failure() of a boot that went well")
 

@@ -358,10 +358,12 @@ class Versions(unittest.TestCase):
     def test_series_order_nearest_first(self):
         self.assertEqual(series.series_order("6.1"), ["6.1"])
         self.assertEqual(series.series_order("6.12"), ["6.12"])
-        self.assertEqual(series.series_order("6.5"), ["6.1", "6.12"])
-        self.assertEqual(series.series_order("6.9"), ["6.12", "6.1"])
-        self.assertEqual(series.series_order("7.0"), ["6.12", "6.1"])
-        self.assertEqual(series.series_order("5.15"), ["6.1", "6.12"])
+        self.assertEqual(series.series_order("7.3"), ["7.3"])
+        self.assertEqual(series.series_order("6.5"), ["6.1", "6.12", "7.3"])
+        self.assertEqual(series.series_order("6.9"), ["6.12", "6.1", "7.3"])
+        self.assertEqual(series.series_order("7.0"), ["7.3", "6.12", "6.1"])
+        self.assertEqual(series.series_order("7.2"), ["7.3", "6.12", "6.1"])
+        self.assertEqual(series.series_order("5.15"), ["6.1", "6.12", "7.3"])
 
 
 class ExitCodes(unittest.TestCase):

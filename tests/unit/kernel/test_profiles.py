@@ -12,7 +12,7 @@ from harness.checks import caserun
 from harness import errors, pipeline
 from harness.cli import main as cli
 from harness.cli import common
-from harness.kernel import fragments, kbuild, profiles
+from harness.kernel import fragments, kbuild, profiles, series
 from harness.boot import settings
 
 CASE = """\
@@ -57,7 +57,7 @@ class Table(unittest.TestCase):
             self.assertNotIn("kasan", names)
             self.assertEqual(names[-1], name)
         # the race profile has its delay series for both kernels
-        for ver in kbuild.SUPPORTED:
+        for ver in series.SUPPORTED:
             self.assertTrue(profiles.get("race").patches(ver), ver)
 
     def test_unknown_profile(self):
