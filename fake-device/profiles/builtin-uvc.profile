@@ -34,11 +34,11 @@ qualifier 0a 06 00 02 ef 02 01 40 01 00
 #   VS still image frame, 18 bytes
 #   VS color matching, 6 bytes
 # interface 1 alt 1: class 0x0e (video) subclass 0x02 protocol 0x00, 1 endpoint
-# endpoint 0x81 isochronous IN, wMaxPacketSize 128, bInterval 1
+# endpoint 0x81 isochronous IN, wMaxPacketSize 128, bInterval 10
 # interface 1 alt 2: class 0x0e (video) subclass 0x02 protocol 0x00, 1 endpoint
-# endpoint 0x81 isochronous IN, wMaxPacketSize 512, bInterval 1
+# endpoint 0x81 isochronous IN, wMaxPacketSize 512, bInterval 10
 # interface 1 alt 3: class 0x0e (video) subclass 0x02 protocol 0x00, 1 endpoint
-# endpoint 0x81 isochronous IN, wMaxPacketSize 1024, bInterval 1
+# endpoint 0x81 isochronous IN, wMaxPacketSize 1024, bInterval 10
 config 09 02 f8 01 02 01 00 80 fa 08 0b 00 02 0e 03 00
 	00 09 04 00 00 01 0e 01 00 00 0d 24 01 10 01 4f
 	00 00 6c dc 02 01 01 12 24 02 01 01 02 00 00 00
@@ -68,9 +68,9 @@ config 09 02 f8 01 02 01 00 80 fa 08 0b 00 02 0e 03 00
 	16 05 00 03 15 16 05 00 2a 2c 0a 00 40 42 0f 00
 	12 24 03 00 03 80 02 e0 01 40 01 f0 00 a0 00 78
 	00 00 06 24 0d 01 01 04 09 04 01 01 01 0e 02 00
-	00 07 05 81 05 80 00 01 09 04 01 02 01 0e 02 00
-	00 07 05 81 05 00 02 01 09 04 01 03 01 0e 02 00
-	00 07 05 81 05 00 04 01
+	00 07 05 81 05 80 00 0a 09 04 01 02 01 0e 02 00
+	00 07 05 81 05 00 02 0a 09 04 01 03 01 0e 02 00
+	00 07 05 81 05 00 04 0a
 
 string 0 09 04
 string 0x0409 1 "dmaharness"

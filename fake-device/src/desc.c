@@ -457,7 +457,8 @@ int cam_descriptors_build(struct cam_descriptors *d, const char *serial)
 			USB_IFACE(CAM_IF_STREAMING, alt, 1,
 				  UVC_SC_VIDEOSTREAMING),
 			USB_ENDPOINT(CAM_EP_VIDEO, 0x05,
-				     cam_vs_alt_maxpacket[alt], 1),
+				     cam_vs_alt_maxpacket[alt],
+				     CAM_EP_VIDEO_INTERVAL),
 		};
 		put(&w, a, sizeof(a));
 	}

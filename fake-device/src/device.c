@@ -114,7 +114,7 @@ static void send_ep_info(struct fake_dev *d)
 		if (alt) {
 			i = EP2I(CAM_EP_VIDEO);
 			ep.type[i] = usb_redir_type_iso;
-			ep.interval[i] = 1;
+			ep.interval[i] = CAM_EP_VIDEO_INTERVAL;
 			ep.interface[i] = CAM_IF_STREAMING;
 			ep.max_packet_size[i] = cam_vs_alt_maxpacket[alt];
 		}

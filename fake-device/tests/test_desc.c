@@ -466,6 +466,8 @@ static void test_streaming_descriptors(void **state)
 		assert_int_equal(ep[3] & 3, 1);             /* isochronous */
 		assert_true(le16(&ep[4]) > prev && le16(&ep[4]) <= 1024);
 		assert_int_equal(le16(&ep[4]), cam_vs_alt_maxpacket[p[3]]);
+		/* quiet: a stream polls it every 64 ms (desc.h) */
+		assert_int_equal(ep[6], CAM_EP_VIDEO_INTERVAL);
 		prev = (uint16_t)le16(&ep[4]);
 	}
 	assert_int_equal(alts, CAM_VS_NUM_ALTS - 1);

@@ -262,6 +262,8 @@ static void test_alt_settings_and_refusals(void **state)
 	assert_int_equal(p->alt_status, usb_redir_success);
 	assert_int_equal(p->ep.type[EP2I(CAM_EP_VIDEO)], usb_redir_type_iso);
 	assert_int_equal(p->ep.max_packet_size[EP2I(CAM_EP_VIDEO)], 512);
+	/* the interval QEMU is told is the descriptor's */
+	assert_int_equal(p->ep.interval[EP2I(CAM_EP_VIDEO)], CAM_EP_VIDEO_INTERVAL);
 	peer_set_alt(p, CAM_IF_STREAMING, 9);
 	assert_int_equal(p->alt_status, usb_redir_inval);
 	assert_int_equal(p->alt_value, 2);
