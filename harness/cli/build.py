@@ -105,10 +105,20 @@ def cmd_run(a) -> int:
           f"  delivered rate               {s['guest_rate_per_s']:.0f}/s "
           f"({100 * s['ratio_to_ceiling']:.0f}% of the {s['ceiling_per_s']}/s ceiling)\n"
           f"  phys reads, open/close       {s['phys_reads']}, {s['cycles']}\n"
+          + _hold_line(s) +
           f"  fake device CPU / QEMU CPU   {s['fake_device_cpu_s']:.2f}s / {s['qemu_cpu_s']:.1f}s\n"
           f"  console  {fr.result.console}\n  result   {fr.run_dir / 'result.json'}"
           + _profile_lines(payload) + (f"\n{fr.checks.format_text()}" if fr.checks else ""))
     return errors.EXIT_OK
+
+def _hold_line(s: dict) -> str:
+    """What held uvcvideo's status URB for the run, and why (the agent's --hold)."""
+    if not s.get("hold"):
+        return ""
+    failed = (f"; {s['hold_failures']} start(s) FAILED, see the agent's errors"
+              if s.get("hold_failures") else "")
+    return f"  status hold                  {s['hold']} ({s.get('hold_reason') or 'no reason given'}{failed})\n"
+
 
 def _devices_text(fr, f) -> str:
     """`run --device/--usb-host`: per device, its drivers, nodes and endpoint counts."""

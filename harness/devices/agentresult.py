@@ -56,6 +56,12 @@ def summarize(agent: dict | None, cams: list[Camera], duration: float) -> dict:
         "ceiling_per_s": CEILING_PER_CAMERA * len(cams),
         "phys_reads": int(totals.get("phys_reads", 0) or 0),
         "cycles": int(totals.get("cycles", 0) or 0),
+        # what kept uvcvideo's status URB running (harness/guest/hold.c):
+        # "stream" or "none", null from an agent before --hold or one that
+        # found no camera; hold_reason says why (auto's evidence)
+        "hold": (agent or {}).get("hold"),
+        "hold_reason": (agent or {}).get("hold_reason"),
+        "hold_failures": int(totals.get("hold_failures", 0) or 0),
         "series": series,
     }
     out["ratio_to_ceiling"] = (round(out["guest_rate_per_s"] / out["ceiling_per_s"], 3)

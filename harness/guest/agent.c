@@ -18,6 +18,7 @@ void agent_init(struct agent *a)
 		a->cam[i].index = i;
 		a->cam[i].fd = -1;
 		a->cam[i].input_fd = -1;
+		a->cam[i].hold_fd = -1;
 	}
 	options_default(&a->opt);
 }

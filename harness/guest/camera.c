@@ -11,6 +11,7 @@
 
 #include "agent.h"
 #include "camera.h"
+#include "hold.h"
 #include "input.h"
 #include "video.h"
 
@@ -19,6 +20,7 @@ void camera_mark_absent(struct agent *a, struct camera *c,
 {
 	bool was_open = c->fd >= 0;
 
+	hold_stop(a, c, true);
 	if (was_open) {
 		close(c->fd);	/* drained already or device gone */
 		c->fd = -1;
@@ -59,6 +61,12 @@ void camera_attach(struct agent *a, struct camera *c, int fd,
 			c->reconnects++;
 		c->absent_ns += now - c->absent_since_ns;
 	}
+	/*
+	 * The hold first: on a kernel that needs it, a SEND_INITIAL
+	 * subscription (--initial) would otherwise start and stop the status
+	 * URB itself, and events would flow only from the hold on.
+	 */
+	hold_start(a, c);
 	if (!camera_start_session(a, c, true)) {
 		camera_mark_absent(a, c, now);
 		return;

@@ -4,8 +4,11 @@
  * camera.
  *
  * It runs inside the busybox initramfs as a child of PID 1.  It opens the
- * camera's /dev/videoN (uvcvideo only runs its status interrupt URB while a
- * file handle is open), subscribes to V4L2 control events for every control,
+ * camera's /dev/videoN (up to 6.12 uvcvideo runs its status interrupt URB
+ * while a file handle is open; since its power-management rework only while
+ * something holds a reference, so --hold stream keeps a second handle
+ * streaming, chosen by --hold auto from the kernel's symbols), subscribes
+ * to V4L2 control events for every control,
  * counts them (using the events' sequence numbers to also count what the
  * driver emitted but the one-element per-control event queue dropped), reads
  * the camera's input device and counts key events, reads the input device's
@@ -24,6 +27,7 @@
  *   camera.c    a camera's life: scan, attach, close/open cycle, disconnect
  *   video.c     the V4L2 video node: probe, controls, subscribe, dequeue
  *   input.c     the evdev input device: find, key events, EVIOCGPHYS
+ *   hold.c      the status hold (--hold): auto's decision, the streaming fd
  *   counters.c  sequence-gap counting, per-second series, error and
  *               control tables, guest CPU time
  *   timing.c    clock, ppoll with a timeout, rate scheduling (ticker)

@@ -14,7 +14,8 @@ const char usage_text[] =
 "Usage: " AGENT_NAME " [OPTIONS]\n"
 "\n"
 "Drive uvcvideo cameras the way applications do and count what happens:\n"
-"open /dev/videoN (the status URB runs only while it is open), subscribe to\n"
+"open /dev/videoN (before Linux's uvcvideo power-management rework the\n"
+"status URB runs while it is open; after it, see --hold), subscribe to\n"
 "V4L2_EVENT_CTRL for every control and count events (dequeued, and emitted\n"
 "according to the events' sequence numbers), count key events on the\n"
 "camera's input device, read its phys string with EVIOCGPHYS, and cycle\n"
@@ -41,6 +42,28 @@ const char usage_text[] =
 "                      repeat for several cameras (sets --cameras)\n"
 "  --initial           subscribe with V4L2_EVENT_SUB_FL_SEND_INITIAL (the\n"
 "                      driver reads every control on each subscription)\n"
+"  --hold MODE         what keeps each camera's status interrupt URB running\n"
+"                      for the whole run (default auto):\n"
+"                      stream  one more file descriptor per camera streams\n"
+"                              (REQBUFS with MMAP buffers, QBUF, STREAMON)\n"
+"                              from before the first subscription to the end;\n"
+"                              no frame is read.  Since uvcvideo's power-\n"
+"                              management rework (uvc_pm_get, after 6.12)\n"
+"                              open() starts no status URB: only power-\n"
+"                              managed ioctls, SEND_INITIAL subscriptions,\n"
+"                              streaming and a pending asynchronous control\n"
+"                              set hold it, and the open/close cycles alone\n"
+"                              would see no event\n"
+"                      none    nothing more: the open video node holds it\n"
+"                              (what kernels up to 6.12 need)\n"
+"                      auto    stream when --kallsyms lists uvc_pm_get (the\n"
+"                              rework is in this kernel), none otherwise\n"
+"                              (uvcvideo listed without it, as in 6.1 and\n"
+"                              6.12; no uvcvideo symbol; no table)\n"
+"                      The result says which hold ran and why (hold,\n"
+"                      hold_reason)\n"
+"  --kallsyms PATH     the symbol table --hold auto reads (default\n"
+"                      " DEFAULT_KALLSYMS "; for tests)\n"
 "  --series            include per-second series in the JSON\n"
 "  --live              print `" AGENT_TICK_PREFIX "{json}` to stderr every second\n"
 "  --output PATH       also write the result line to PATH (e.g. a virtio\n"
@@ -65,6 +88,21 @@ void options_default(struct options *o)
 	o->duration_s = 10.0;
 	o->wait_s = 30.0;
 	o->cameras = 1;
+	o->hold = HOLD_AUTO;
+	o->kallsyms = DEFAULT_KALLSYMS;
+}
+
+const char *hold_mode_name(enum hold_mode m)
+{
+	switch (m) {
+	case HOLD_STREAM:
+		return "stream";
+	case HOLD_NONE:
+		return "none";
+	case HOLD_AUTO:
+		break;
+	}
+	return "auto";
 }
 
 /* Seconds with an optional suffix s, ms or m; finite, >= 0, <= max. */
@@ -161,7 +199,8 @@ int parse_args(int argc, char **argv, struct options *o,
 		if (strcmp(name, "--duration") && strcmp(name, "--wait") &&
 		    strcmp(name, "--cycle-hz") && strcmp(name, "--phys-hz") &&
 		    strcmp(name, "--cameras") && strcmp(name, "--device") &&
-		    strcmp(name, "--output") && strcmp(name, "--batch")) {
+		    strcmp(name, "--output") && strcmp(name, "--batch") &&
+		    strcmp(name, "--hold") && strcmp(name, "--kallsyms")) {
 			snprintf(err, errlen, "unknown option '%s' (see --help)",
 				 name);
 			return -1;
@@ -226,6 +265,25 @@ int parse_args(int argc, char **argv, struct options *o,
 				return -1;
 			}
 			o->devices[o->ndevices++] = val;
+		} else if (strcmp(name, "--hold") == 0) {
+			if (strcmp(val, "auto") == 0) {
+				o->hold = HOLD_AUTO;
+			} else if (strcmp(val, "stream") == 0) {
+				o->hold = HOLD_STREAM;
+			} else if (strcmp(val, "none") == 0) {
+				o->hold = HOLD_NONE;
+			} else {
+				snprintf(err, errlen,
+					 "--hold: '%s' is not auto, stream or none",
+					 val);
+				return -1;
+			}
+		} else if (strcmp(name, "--kallsyms") == 0) {
+			if (!*val) {
+				snprintf(err, errlen, "--kallsyms: empty path");
+				return -1;
+			}
+			o->kallsyms = val;
 		} else { /* --output */
 			if (!*val) {
 				snprintf(err, errlen, "--output: empty path");

@@ -74,6 +74,11 @@ static void json_camera(struct jw *w, const struct camera *c)
 	jw_u64(w, "phys_mismatches", c->phys_mismatches);
 	jw_str(w, "phys_last_mismatch", c->phys_bad[0] ? c->phys_bad : NULL);
 
+	jw_bool(w, "hold_streaming", c->hold_at_end);
+	jw_u64(w, "hold_starts", c->hold_starts);
+	jw_u64(w, "hold_failures", c->hold_failures);
+	jw_u64(w, "hold_buffers", c->hold_buffers);
+
 	jw_u64(w, "opens", c->opens);
 	jw_u64(w, "open_failures", c->open_failures);
 	jw_u64(w, "cycles", c->cycles);
@@ -123,8 +128,13 @@ void json_build(struct jw *w, const struct agent *a, int exit_code,
 		jw_str(w, NULL, o->devices[i]);
 	jw_arr_end(w);
 	jw_bool(w, "initial", o->initial);
+	jw_str(w, "hold", hold_mode_name(o->hold));
 	jw_bool(w, "series", o->series);
 	jw_obj_end(w);
+
+	/* null until decided (no camera appeared) */
+	jw_str(w, "hold", a->hold == HOLD_AUTO ? NULL : hold_mode_name(a->hold));
+	jw_str(w, "hold_reason", a->hold_reason[0] ? a->hold_reason : NULL);
 
 	jw_dbl(w, "wait_elapsed_s", secs_since(a->t0_ns, a->wait_done_ns ?
 					       a->wait_done_ns : now), 3);
@@ -152,6 +162,7 @@ void json_build(struct jw *w, const struct agent *a, int exit_code,
 	jw_u64(w, "opens", SUM(a, opens));
 	jw_u64(w, "disconnects", SUM(a, disconnects));
 	jw_u64(w, "reconnects", SUM(a, reconnects));
+	jw_u64(w, "hold_failures", SUM(a, hold_failures));
 	jw_u64(w, "errors", a->errs.total);
 	jw_obj_end(w);
 

@@ -12,7 +12,12 @@
  *   stopped_by         "duration" | "signal:SIGTERM|SIGINT|SIGHUP" |
  *                      "wait-timeout" | "usage" | "error"
  *   options            the effective options (duration_s, wait_s, cycle_hz,
- *                      phys_hz, batch_s, cameras, devices[], initial, series)
+ *                      phys_hz, batch_s, cameras, devices[], initial, hold
+ *                      (as given: "auto" | "stream" | "none"), series)
+ *   hold               the status hold that ran: "stream" | "none" (null
+ *                      when no camera appeared, so nothing was decided)
+ *   hold_reason        why: "--hold X given", or auto's evidence ("auto:
+ *                      /proc/kallsyms has uvc_pm_get, ...")
  *   wait_elapsed_s     time from start until the cameras were found
  *   run_elapsed_s      time from the end of the wait to the result
  *   agent_start_s, run_start_s: CLOCK_MONOTONIC seconds (the clock of
@@ -22,7 +27,7 @@
  *   totals             sums over cameras: events_dequeued, events_emitted,
  *                      events_dropped, seq_anomalies, key_events,
  *                      syn_dropped, phys_reads, phys_mismatches, cycles,
- *                      opens, disconnects, reconnects, errors
+ *                      opens, disconnects, reconnects, hold_failures, errors
  *   scheduling         cycle_ticks(_skipped), phys_ticks(_skipped): ticks
  *                      of the rate schedulers and ticks given up because
  *                      the agent was late (achieved rate = ticks / run time);
@@ -52,6 +57,10 @@
  *     key_other_codes, input_events (all records read), syn_dropped
  *     (evdev buffer overruns), phys_reads, phys_mismatches,
  *     phys_last_mismatch (EVIOCGPHYS differing from the first read)
+ *     hold_streaming      the hold fd was streaming when the run ended
+ *     hold_starts, hold_failures: STREAMONs of the hold fd (one, and one
+ *                         more per reconnect) and attempts that failed
+ *     hold_buffers        MMAP buffers queued by the last start
  *     opens, open_failures, cycles, disconnects, reconnects, absent_s,
  *     attach_s_total, attach_s_max (open + enumerate + subscribe + input
  *     lookup after (re)appearing), cycle_s_max (drain + close + reopen +

@@ -10,6 +10,7 @@
 
 #include "agent.h"
 #include "camera.h"
+#include "hold.h"
 #include "input.h"
 #include "result.h"
 #include "run.h"
@@ -119,8 +120,11 @@ bool wait_for_cameras(struct agent *a, const sigset_t *mask)
 		now = now_ns();
 		ticker_due(&t, now, 1);
 	}
-	if (cameras_found(a) > 0)
+	if (cameras_found(a) > 0) {
 		settle_cameras(a, mask);
+		/* uvcvideo is loaded now: its symbols can be read */
+		hold_choose(a);
+	}
 	a->wait_done_ns = now_ns();
 	return cameras_found(a) > 0;
 }
@@ -286,12 +290,14 @@ void run_loop(struct agent *a, const sigset_t *mask)
 		struct camera *c = &a->cam[i];
 
 		c->present_at_end = c->fd >= 0;
+		c->hold_at_end = c->hold_streaming;
 		if (c->present_at_end)
 			input_note_missing(c, true);
 		if (c->input_fd >= 0)
 			input_read(a, c, now);
 		if (c->fd >= 0)
 			video_close(a, c, now);
+		hold_stop(a, c, false);	/* after the last events were read */
 		input_close(c);
 		if (c->absent)
 			c->absent_ns += now - c->absent_since_ns;

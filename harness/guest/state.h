@@ -37,6 +37,14 @@ struct camera {
 	uint64_t attached_ns;	/* last (re)attach */
 	uint64_t input_error_ns;	/* when input_error was written */
 
+	/* --hold stream: a second fd of the video node, streaming */
+	int hold_fd;		/* -1 when none */
+	bool hold_streaming;	/* STREAMON succeeded on hold_fd */
+	bool hold_at_end;	/* still streaming when the run ended */
+	uint64_t hold_starts;	/* STREAMONs that succeeded */
+	uint64_t hold_failures;	/* attempts that failed */
+	uint64_t hold_buffers;	/* buffers queued by the last start */
+
 	struct ctrltab ctrls;
 	struct seqtrack seq;
 
@@ -77,6 +85,8 @@ struct agent {
 	uint64_t wait_done_ns;
 	struct camera cam[MAX_CAMERAS];
 	unsigned int ncam;	/* slots in use (found, or given by --device) */
+	enum hold_mode hold;	/* resolved: HOLD_STREAM or HOLD_NONE */
+	char hold_reason[320];	/* why (auto's evidence, or the option) */
 	struct errtab errs;
 	struct series series;
 	struct ticker cycle, phys, rescan, input_rescan, live;

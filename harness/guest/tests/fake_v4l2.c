@@ -10,7 +10,8 @@
  * The model follows what Linux 6.1 does (drivers/media/usb/uvc and
  * drivers/media/v4l2-core/v4l2-event.c):
  * - the status "URB" (here: event emission) runs only while at least one
- *   video file handle of the camera is open;
+ *   video file handle of the camera is open, or with pm_granular (7.x)
+ *   only while one streams (STREAMON after REQBUFS and QBUF);
  * - each file handle numbers its queued events 0, 1, 2, ... and each control
  *   subscription holds one event: a newer event for the same control
  *   replaces the queued one, which is then lost (a sequence gap);
@@ -110,6 +111,26 @@ static void sim_fh_retire(struct sim_fh *f)
 	c->dequeued += f->dequeued;
 }
 
+/* Does the camera's status URB run? */
+static bool sim_status_on(const struct sim_cam *c)
+{
+	return c->plugged && (c->pm_granular ? c->streamers > 0 : c->users > 0);
+}
+
+/* STREAMOFF, and what close() does to a streaming or owning handle. */
+static void sim_release_queue(struct sim_fh *f)
+{
+	struct sim_cam *c = &sim.cam[f->cam];
+
+	if (f->streaming && !f->dead)
+		c->streamers--;
+	f->streaming = false;
+	if (f->owner)
+		c->queue_owned = false;
+	f->owner = false;
+	f->nbufs = f->queued = 0;
+}
+
 static void sim_unplug(int ci)
 {
 	struct sim_cam *c = &sim.cam[ci];
@@ -117,6 +138,8 @@ static void sim_unplug(int ci)
 
 	c->plugged = false;
 	c->users = 0;
+	c->streamers = 0;
+	c->queue_owned = false;
 	for (i = 0; i < SIM_MAX_FH; i++)
 		if (sim.fh[i].used && sim.fh[i].cam == ci &&
 		    sim.fh[i].kind != SIM_OTHER_INPUT)
@@ -185,7 +208,7 @@ static uint64_t sim_next_time(void)
 	for (i = 0; i < sim.ncam; i++) {
 		struct sim_cam *c = &sim.cam[i];
 
-		if (c->plugged && c->users > 0 && c->next_emit < t)
+		if (sim_status_on(c) && c->next_emit < t)
 			t = c->next_emit;
 		if (c->plug_at && c->plug_at < t)
 			t = c->plug_at;
@@ -221,7 +244,7 @@ static void sim_advance(uint64_t t)
 			c->input_num = c->replug_input_num;
 		}
 		while (c->next_emit <= t) {
-			if (c->plugged && c->users > 0)
+			if (sim_status_on(c))
 				sim_emit(i);
 			c->next_emit += c->emit_period_ns;
 		}
@@ -384,8 +407,11 @@ int __wrap_close(int fd)
 		return -1;
 	}
 	sim_fh_retire(f);
-	if (f->kind == SIM_VIDEO && !f->dead)
-		sim.cam[f->cam].users--;
+	if (f->kind == SIM_VIDEO) {
+		sim_release_queue(f);
+		if (!f->dead)
+			sim.cam[f->cam].users--;
+	}
 	f->used = false;
 	return 0;
 }
@@ -567,6 +593,75 @@ static int sim_ioctl_video(struct sim_fh *f, unsigned long req, void *arg)
 		}
 		f->sub[k] = true;
 		c->subscribe_ok++;
+		return 0;
+	}
+	if (req == VIDIOC_REQBUFS) {
+		struct v4l2_requestbuffers *rb = arg;
+
+		if (rb->type != V4L2_BUF_TYPE_VIDEO_CAPTURE ||
+		    rb->memory != V4L2_MEMORY_MMAP) {
+			errno = EINVAL;
+			return -1;
+		}
+		if ((c->queue_owned && !f->owner) || f->streaming) {
+			errno = EBUSY;
+			return -1;
+		}
+		if (c->refuse_reqbufs) {
+			errno = ENOMEM;
+			return -1;
+		}
+		if (rb->count > 32)
+			rb->count = 32;
+		f->nbufs = rb->count;
+		f->queued = 0;
+		f->owner = rb->count > 0;
+		c->queue_owned = f->owner;
+		return 0;
+	}
+	if (req == VIDIOC_QBUF) {
+		struct v4l2_buffer *b = arg;
+
+		if (!f->owner) {
+			errno = EBUSY;
+			return -1;
+		}
+		if (b->type != V4L2_BUF_TYPE_VIDEO_CAPTURE ||
+		    b->memory != V4L2_MEMORY_MMAP || b->index >= f->nbufs ||
+		    f->queued >= f->nbufs) {
+			errno = EINVAL;
+			return -1;
+		}
+		f->queued++;
+		return 0;
+	}
+	if (req == VIDIOC_STREAMON || req == VIDIOC_STREAMOFF) {
+		const int *type = arg;
+
+		if (*type != V4L2_BUF_TYPE_VIDEO_CAPTURE) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (!f->owner) {
+			errno = EBUSY;
+			return -1;
+		}
+		if (req == VIDIOC_STREAMOFF) {
+			if (f->streaming)
+				c->streamers--;
+			f->streaming = false;
+			f->queued = 0;	/* buffers return to userspace */
+			return 0;
+		}
+		if (f->streaming)
+			return 0;
+		if (f->queued == 0) {
+			errno = EINVAL;	/* stricter than vb2: buffers first */
+			return -1;
+		}
+		f->streaming = true;
+		c->streamers++;
+		c->streamons++;
 		return 0;
 	}
 	if (req == VIDIOC_DQEVENT) {

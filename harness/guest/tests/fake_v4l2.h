@@ -35,6 +35,10 @@ struct sim_fh {
 	bool have_dq;
 	uint32_t last_dq;
 	uint64_t dequeued;
+	/* buffers (vb2): the handle that did REQBUFS owns the queue */
+	bool owner;
+	uint32_t nbufs, queued;
+	bool streaming;
 	/* input */
 	struct input_event q[SIM_INPUT_Q];
 	size_t qh, qn;
@@ -46,6 +50,17 @@ struct sim_cam {
 	char card[32];
 	int video_num, meta_num, input_num;
 	int users;
+	/*
+	 * false: the status URB runs while a video handle is open (up to
+	 * 6.12); true: only while a handle streams (7.x, whose open() takes
+	 * no status reference; the transient references of power-managed
+	 * ioctls are not modelled)
+	 */
+	bool pm_granular;
+	int streamers;		/* handles between STREAMON and STREAMOFF */
+	bool queue_owned;
+	bool refuse_reqbufs;	/* REQBUFS -> ENOMEM */
+	uint64_t streamons;
 	uint64_t plug_at;	/* 0: plugged from the start */
 	uint64_t unplug_at;	/* 0: never */
 	uint64_t replug_at;	/* 0: never */

@@ -21,6 +21,8 @@ struct agent *sim_agent(void)
 	sim.active = true;	/* t0 in virtual time */
 	agent_init(a);
 	sim.active = false;
+	/* --hold auto must not read the host's own kallsyms: none */
+	a->opt.kallsyms = SIM_NO_KALLSYMS;
 	return a;
 }
 
@@ -117,7 +119,8 @@ void check_documented_fields(struct tctx *t, const char *j)
 		"input_found", "input_disconnects", "errors_unrecorded",
 		"interval_s", "truncated", "input_error", "controls_untracked",
 		"agent_start_s", "run_start_s", "wakeups", "cpu_user_s", "cpu_sys_s",
-		"batch_s", "naps", "guest_cpu_busy_s",
+		"batch_s", "naps", "guest_cpu_busy_s", "hold", "hold_reason",
+		"hold_streaming", "hold_starts", "hold_failures", "hold_buffers",
 	};
 	char v[64];
 	size_t i;

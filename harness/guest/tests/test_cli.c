@@ -97,6 +97,7 @@ static void test_cli_help(struct tctx *t)
 	}
 	CHECK(t, r->status == 0);
 	CHECK(t, strstr(r->out, "--cycle-hz") && strstr(r->out, "--phys-hz"));
+	CHECK(t, strstr(r->out, "--hold MODE") && strstr(r->out, "--kallsyms"));
 	CHECK(t, strstr(r->out, "Exit status") != NULL);
 	/* no result line (the text mentions the prefix mid-line only) */
 	CHECK(t, strncmp(r->out, AGENT_LINE_PREFIX, 17) != 0);
@@ -125,6 +126,29 @@ static void test_cli_usage_error(struct tctx *t)
 		CHECK(t, strncmp(v, "\"usage: --duration", 18) == 0);
 		CHECK(t, json_field(j, "exit_code", v, sizeof(v)));
 		CHECK_STR(t, v, "64");
+		/* nothing was decided: the hold is null */
+		CHECK(t, strstr(j, "\"hold\":null,\"hold_reason\":null") != NULL);
+	}
+	free(r);
+}
+
+static void test_cli_bad_hold(struct tctx *t)
+{
+	static const char *const args[] = { "--hold", "always", NULL };
+	struct cli_run *r = calloc(1, sizeof(*r));
+	const char *j;
+	char v[256];
+
+	if (!r || !run_binary(t->agent, args, 0, r)) {
+		t->checks_failed++;
+		free(r);
+		return;
+	}
+	CHECK(t, r->status == EXIT_AGENT_USAGE);
+	j = result_json(t, r);
+	if (j) {
+		CHECK(t, json_field(j, "error", v, sizeof(v)));
+		CHECK(t, strncmp(v, "\"usage: --hold: 'always' is not", 31) == 0);
 	}
 	free(r);
 }
@@ -238,6 +262,7 @@ static void test_cli_sigterm(struct tctx *t)
 
 TEST_LIST(cli_tests,
 	{ "cli_help", test_cli_help, true },
+	{ "cli_bad_hold", test_cli_bad_hold, true },
 	{ "cli_usage_error", test_cli_usage_error, true },
 	{ "cli_no_camera", test_cli_no_camera, true },
 	{ "cli_not_v4l2", test_cli_not_v4l2, true },

@@ -16,7 +16,8 @@ int main(int argc, char **argv)
 {
 	const struct test *(*const lists[])(size_t *) = {
 		json_tests, options_tests, counters_tests, sim_tests,
-		sim_cameras_tests, cli_tests, failnth_tests, failnth_cli_tests,
+		sim_cameras_tests, hold_tests, cli_tests, failnth_tests,
+		failnth_cli_tests,
 	};
 	const char *agent = argc > 1 ? argv[1] : NULL;
 	const char *failnth = argc > 2 ? argv[2] : NULL;

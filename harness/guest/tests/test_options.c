@@ -41,6 +41,8 @@ static void test_args_defaults(struct tctx *t)
 	CHECK(t, near(o.cycle_hz, 0.0) && near(o.phys_hz, 0.0));
 	CHECK(t, o.cameras == 1 && o.ndevices == 0);
 	CHECK(t, !o.series && !o.live && !o.initial && !o.help && !o.output);
+	CHECK(t, o.hold == HOLD_AUTO);
+	CHECK_STR(t, o.kallsyms, "/proc/kallsyms");
 }
 
 static void test_args_values(struct tctx *t)
@@ -96,6 +98,12 @@ static void test_args_errors(struct tctx *t)
 		{ "--cameras", "-1", NULL },
 		{ "--cameras", "2x", NULL },
 		{ "--device", "", NULL },
+		{ "--hold", NULL, NULL },		/* missing value */
+		{ "--hold", "bogus", NULL },
+		{ "--hold", "Stream", NULL },		/* case matters */
+		{ "--hold=", NULL, NULL },
+		{ "--hold", "", NULL },
+		{ "--kallsyms=", NULL, NULL },
 		{ "--series=1", NULL, NULL },
 		{ "--bogus", NULL, NULL },
 		{ "positional", NULL, NULL },
@@ -147,9 +155,33 @@ static void test_args_devices(struct tctx *t)
 	CHECK(t, strstr(err, "at most") != NULL);
 }
 
+static void test_args_hold(struct tctx *t)
+{
+	struct options o;
+	char err[256];
+
+	CHECK(t, parse(&o, err, sizeof(err), "--hold", "stream", NULL) == 0);
+	CHECK(t, o.hold == HOLD_STREAM);
+	CHECK(t, parse(&o, err, sizeof(err), "--hold=none", NULL) == 0);
+	CHECK(t, o.hold == HOLD_NONE);
+	/* the last one wins, as for every option */
+	CHECK(t, parse(&o, err, sizeof(err), "--hold", "none", "--hold=auto",
+		       NULL) == 0);
+	CHECK(t, o.hold == HOLD_AUTO);
+	CHECK(t, parse(&o, err, sizeof(err), "--kallsyms", "/tmp/k",
+		       "--hold", "auto", NULL) == 0);
+	CHECK_STR(t, o.kallsyms, "/tmp/k");
+	CHECK(t, parse(&o, err, sizeof(err), "--hold", "always", NULL) == -1);
+	CHECK(t, strstr(err, "auto, stream or none") != NULL);
+	CHECK_STR(t, hold_mode_name(HOLD_AUTO), "auto");
+	CHECK_STR(t, hold_mode_name(HOLD_STREAM), "stream");
+	CHECK_STR(t, hold_mode_name(HOLD_NONE), "none");
+}
+
 TEST_LIST(options_tests,
 	{ "args_defaults", test_args_defaults, false },
 	{ "args_values", test_args_values, false },
 	{ "args_errors", test_args_errors, false },
-	{ "args_devices", test_args_devices, false }
+	{ "args_devices", test_args_devices, false },
+	{ "args_hold", test_args_hold, false }
 )

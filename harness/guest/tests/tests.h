@@ -66,6 +66,7 @@ const struct test *options_tests(size_t *n);
 const struct test *counters_tests(size_t *n);
 const struct test *sim_tests(size_t *n);
 const struct test *sim_cameras_tests(size_t *n);
+const struct test *hold_tests(size_t *n);
 const struct test *cli_tests(size_t *n);
 const struct test *failnth_tests(size_t *n);
 const struct test *failnth_cli_tests(size_t *n);
@@ -84,6 +85,7 @@ bool json_valid(const char *s);
 bool json_field(const char *s, const char *key, char *out, size_t len);
 
 /* sim_run.c: the agent against the model, in virtual time */
+#define SIM_NO_KALLSYMS	"/nonexistent/dmaharness-test-kallsyms"
 struct agent *sim_agent(void);
 bool sim_run(struct agent *a);
 void sim_json(struct tctx *t, struct agent *a, int code, struct jw *w);

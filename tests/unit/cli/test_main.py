@@ -77,5 +77,21 @@ class Internal(unittest.TestCase):
         self.assertEqual(json.loads(out)["error"]["kind"], "input")
 
 
+class HoldLine(unittest.TestCase):
+    """`run`'s text: which status hold the agent ran, and why."""
+
+    def test_the_hold_and_its_reason(self):
+        from harness.cli import build
+        line = build._hold_line({"hold": "stream", "hold_reason": "auto: x has uvc_pm_get",
+                                 "hold_failures": 0})
+        self.assertEqual(line.split(None, 2)[2], "stream (auto: x has uvc_pm_get)\n")
+        self.assertIn("1 start(s) FAILED", build._hold_line({"hold": "stream", "hold_reason": "r",
+                                                             "hold_failures": 1}))
+
+    def test_no_line_without_a_hold(self):
+        from harness.cli import build
+        self.assertEqual(build._hold_line({"hold": None}), "")
+
+
 if __name__ == "__main__":
     unittest.main()

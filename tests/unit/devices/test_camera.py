@@ -48,9 +48,10 @@ class Summary(unittest.TestCase):
                 c = camera.Camera(i, Path(d) / "s", None, out, out)
                 c.counters = camera._last_json(out)
                 cams.append(c)
-            agent = {"run_elapsed_s": 2.0,
+            agent = {"run_elapsed_s": 2.0, "hold": "stream",
+                     "hold_reason": "auto: /proc/kallsyms has uvc_pm_get, ...",
                      "totals": {"events_emitted": 3000, "events_dequeued": 2900, "key_events": 200,
-                                "phys_reads": 7, "cycles": 2}}
+                                "phys_reads": 7, "cycles": 2, "hold_failures": 1}}
             s = agentresult.summarize(agent, cams, 2.0)
         self.assertEqual(s["sent"], 4000)
         self.assertEqual(s["guest_counted"], 3200)
@@ -58,10 +59,22 @@ class Summary(unittest.TestCase):
         self.assertEqual(s["ceiling_per_s"], 16000)
         self.assertEqual(s["ratio_to_ceiling"], 0.1)
         self.assertAlmostEqual(s["fake_device_cpu_s"], 0.6)
+        self.assertEqual(s["hold"], "stream")
+        self.assertTrue(s["hold_reason"].startswith("auto: /proc/kallsyms has uvc_pm_get"))
+        self.assertEqual(s["hold_failures"], 1)
 
     def test_no_agent(self):
         s = agentresult.summarize(None, [], 10)
         self.assertEqual(s["guest_counted"], 0)
+        self.assertIsNone(s["hold"])
+        self.assertIsNone(s["hold_reason"])
+        self.assertEqual(s["hold_failures"], 0)
+
+    def test_agent_before_hold(self):
+        # an agent without --hold (an older initramfs): no hold fields
+        s = agentresult.summarize({"run_elapsed_s": 1.0, "totals": {}}, [], 1)
+        self.assertIsNone(s["hold"])
+        self.assertEqual(s["hold_failures"], 0)
 
 
 if __name__ == "__main__":
