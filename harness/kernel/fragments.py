@@ -41,7 +41,13 @@ class Fragment:
         return self.path.stem
 
     def digest(self) -> str:
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+        """What the fragment asks, in order, and which options only where defined:
+        a comment or a blank line changes no kernel, so it changes no key."""
+        h = hashlib.sha256()
+        for opt, val in self.options:
+            h.update(f"{opt}={val}{' where-defined' if opt in self.where_defined else ''}\n"
+                     .encode())
+        return h.hexdigest()
 
 
 @dataclass(frozen=True)

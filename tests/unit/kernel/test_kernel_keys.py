@@ -60,6 +60,19 @@ class Keys(unittest.TestCase):
         self.assertNotEqual(k, self.key(frags=frags))
         self.assertNotEqual(k, self.key(src=kbuild.Source("6.1", "6.1.193-1", SRC.tarball)))
 
+    def test_comments_change_no_key(self):
+        k = self.key()
+        (self.d / "c.config").write_text("# why A\n\n" + self.frags[0].path.read_text()
+                                         + "# trailing words\n")
+        self.assertEqual(k, self.key(frags=(fragments.parse_fragment(self.d / "c.config"),
+                                            self.frags[1])))
+        opt = self.frags[0].options[0][0]
+        (self.d / "w.config").write_text("# where-defined: only some kernels\n"
+                                         + self.frags[0].path.read_text())
+        w = fragments.parse_fragment(self.d / "w.config")
+        self.assertIn(opt, w.where_defined)
+        self.assertNotEqual(k, self.key(frags=(w, self.frags[1])))
+
     def test_compiler_matters(self):
         k = self.key()
         with mock.patch.object(kbuild, "compiler_version", return_value="gcc 13"):
