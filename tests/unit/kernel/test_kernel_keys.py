@@ -62,15 +62,15 @@ class Keys(unittest.TestCase):
 
     def test_comments_change_no_key(self):
         k = self.key()
-        (self.d / "c.config").write_text("# why A\n\n" + self.frags[0].path.read_text()
-                                         + "# trailing words\n")
-        self.assertEqual(k, self.key(frags=(fragments.parse_fragment(self.d / "c.config"),
-                                            self.frags[1])))
-        opt = self.frags[0].options[0][0]
-        (self.d / "w.config").write_text("# where-defined: only some kernels\n"
-                                         + self.frags[0].path.read_text())
-        w = fragments.parse_fragment(self.d / "w.config")
-        self.assertIn(opt, w.where_defined)
+        (self.d / "c").mkdir()
+        (self.d / "w").mkdir()
+        text = self.frags[0].path.read_text()
+        (self.d / "c" / "a.config").write_text("# why A\n\n" + text + "# trailing words\n")
+        commented = fragments.parse_fragment(self.d / "c" / "a.config")
+        self.assertEqual(k, self.key(frags=(commented, self.frags[1])))
+        (self.d / "w" / "a.config").write_text("# where-defined: only some kernels\n" + text)
+        w = fragments.parse_fragment(self.d / "w" / "a.config")
+        self.assertIn(self.frags[0].options[0][0], w.where_defined)
         self.assertNotEqual(k, self.key(frags=(w, self.frags[1])))
 
     def test_compiler_matters(self):
