@@ -247,6 +247,14 @@ def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntr
     return found
 
 
+def drifted(config_text: str, fragments) -> list[Mismatch]:
+    """A configured .config checked again before a build: what no longer holds.
+    An option asked only where defined and absent was excused when the tree
+    was configured (its kernel does not define it), so it is not drift."""
+    return [m for m in verify(config_text, fragments)
+            if not (m.got == "n" and any(m.option in f.where_defined for f in fragments))]
+
+
 def explain(srctree: Path, config_text: str, mismatches: list[Mismatch],
             version: str) -> list[Mismatch]:
     """The same mismatches, each with a `why` read from the tree's Kconfig."""

@@ -705,7 +705,7 @@ def _debian_work(variant: Variant, key: str, label: str, progress: Progress) -> 
     def needs_configure() -> bool:
         if not configured.is_file() or not (build_dir / ".config").is_file():
             return True
-        bad = fragmod.verify((build_dir / ".config").read_text(), list(variant.fragments))
+        bad = fragmod.drifted((build_dir / ".config").read_text(), list(variant.fragments))
         if bad:
             configured.unlink()
             raise InputError(f"{build_dir}/.config lost {bad[0].option}; rerun to reconfigure")
@@ -802,7 +802,7 @@ def _tree_work(variant: TreeVariant, key: str, label: str, progress: Progress) -
         def needs_configure() -> bool:
             config = build_dir / ".config"
             if (marker.is_file() and marker.read_text().strip() == digest and config.is_file()
-                    and not fragmod.verify(config.read_text(), list(variant.fragments))):
+                    and not fragmod.drifted(config.read_text(), list(variant.fragments))):
                 return False
             marker.unlink(missing_ok=True)
             return True
