@@ -1,7 +1,7 @@
-"""Integration: a short sweep of real device models on 6.12 (issue #14).
+"""Integration: a short sweep of real device models on 7.3 (issue #14).
 
 One virtio device (with the DMA API forced), one PCI storage controller and
-one USB device behind xHCI, each in its own boot of the stock 6.12 kernel
+one USB device behind xHCI, each in its own boot of the stock 7.3 kernel (the current one)
 with the detector, plus the boot without a device.  The catalogue is the
 CI one (tests/fixtures/sweep/ci/: the shipped entries of the three, with
 only the subsystems they need, so that CI builds a small kernel).  Then the same sweep
@@ -19,15 +19,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from test_boot import run  # noqa: E402
 
+VERSION = "7.3"
 DEVICES = ("virtio-blk", "nvme", "usb-storage")
 # the shipped entries of these three, with a smaller subsystems fragment
 # (tests/unit/checks/test_sweep.py checks the entries are the shipped ones)
 CATALOGUE = Path(__file__).resolve().parents[1] / "fixtures" / "sweep" / "ci" / "catalogue.toml"
 
 
-class Sweep612(unittest.TestCase):
+class ShortSweep(unittest.TestCase):
     def sweep(self, *args):
-        r = run("sweep", "--kernel", "6.12", "--catalogue", str(CATALOGUE), "--devices",
+        r = run("sweep", "--kernel", VERSION, "--catalogue", str(CATALOGUE), "--devices",
                 ",".join(DEVICES), "--json", *args, timeout=5400)
         try:
             out = json.loads(r.stdout)
@@ -74,7 +75,7 @@ class Sweep612(unittest.TestCase):
         with tempfile.TemporaryDirectory(prefix="dmah-sweep-campaign-") as d:
             camp = Path(d) / "c"
             r = run("plan", "sweep", "-o", str(camp), "--catalogue", str(CATALOGUE),
-                    "--devices", ",".join(DEVICES), "--", "--kernel", "6.12", timeout=300)
+                    "--devices", ",".join(DEVICES), "--", "--kernel", VERSION, timeout=300)
             self.assertEqual(r.returncode, 0, r.stderr)
             r = run("campaign", str(camp), "--jobs", "2", "--json", timeout=3600)
             self.assertEqual(r.returncode, 0, r.stderr[-3000:])
@@ -98,7 +99,7 @@ class Sweep612(unittest.TestCase):
         self.assertEqual((again["baseline"]["new"], again["baseline"]["gone"]), ([], []))
 
     def test_unknown_device_is_refused_before_building(self):
-        r = run("sweep", "--kernel", "6.12", "--devices", "no-such-model", timeout=120)
+        r = run("sweep", "--kernel", VERSION, "--devices", "no-such-model", timeout=120)
         self.assertEqual(r.returncode, 4, r.stderr)
         self.assertIn("no device 'no-such-model'", r.stderr)
 

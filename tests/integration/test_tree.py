@@ -1,6 +1,6 @@
-"""--tree: build, run and run --case on a git checkout made from the 6.12 tree.
+"""--tree: build, run and run --case on a git checkout made from the 7.3 tree.
 
-The checkout is a git repository of Debian's pristine linux-source-6.12
+The checkout is a git repository of Debian's pristine linux-source-7.3
 (hard links, one commit), as a kernel engineer's own tree would be.  The
 harness builds it in a mirror in the cache and must never write to it; the
 seed case's outcome through --tree must be the Debian tree's.
@@ -22,7 +22,8 @@ sys.path.insert(0, str(ROOT))
 from tests.integration.gitrepo import git, pristine_repo  # noqa: E402
 
 CLI = [sys.executable, str(ROOT / "dmaharness")]
-CASE = ROOT / "patches" / "6.12" / "cases" / "uvc-status-buffer"
+VERSION = "7.3"       # the current kernel: a 7.x checkout must pick patches/7.3/series
+CASE = ROOT / "patches" / VERSION / "cases" / "uvc-status-buffer"
 REPO_FORMAT = 1
 WITNESS = "drivers/media/usb/uvc/uvc_status.c"     # patched by the case: must stay as it is
 
@@ -53,7 +54,7 @@ def fixed_patterns(outcome: dict, patterns: list[str]) -> list[list[bool]]:
 class OwnTree(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.repo = pristine_repo("6.12", f"tree-v{REPO_FORMAT}")[0]
+        cls.repo = pristine_repo(VERSION, f"tree-v{REPO_FORMAT}")[0]
         st = os.stat(cls.repo / WITNESS)
         cls.witness = (st.st_ino, st.st_mtime_ns)
 
@@ -72,9 +73,11 @@ class OwnTree(unittest.TestCase):
         sys.stderr.write(f"\n  [build --tree: {time.monotonic() - t0:.0f}s, "
                          f"cached={out['cached']}] ")
         head = git(self.repo, "rev-parse", "HEAD")
-        self.assertTrue(out["key"].startswith(f"git-6.12-{head[:12]}-"), out["key"])
+        self.assertTrue(out["key"].startswith(f"git-{VERSION}-{head[:12]}-"), out["key"])
         self.assertEqual((out["tree"], out["commit"], out["kernel"]),
-                         (str(self.repo.resolve()), head, "6.12"))
+                         (str(self.repo.resolve()), head, VERSION))
+        if not out["cached"]:       # the build says which detector series it chose
+            self.assertIn(f"detector patches/{VERSION}/series", r.stderr)
         config = (Path(out["artifacts"]) / "config").read_text().splitlines()
         for opt in ("CONFIG_KASAN=y", "CONFIG_DMA_API_DEBUG=y", "CONFIG_USB_VIDEO_CLASS=m"):
             self.assertIn(opt, config)
@@ -87,7 +90,7 @@ class OwnTree(unittest.TestCase):
         r = run("run", "--tree", str(self.repo), "--duration", "4s", "--json")
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         out = json.loads(r.stdout)
-        self.assertEqual(out["build"]["key"].split("-")[:2], ["git", "6.12"])
+        self.assertEqual(out["build"]["key"].split("-")[:2], ["git", VERSION])
         self.assertTrue(out["build"]["cached"])
         self.assertGreater(out["summary"]["guest_counted"], 0)
         self.assert_untouched()
@@ -101,7 +104,7 @@ class OwnTree(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertEqual(ours["tree"], str(self.repo.resolve()))
         self.assert_untouched()
-        r = run("run", "--kernel", "6.12", "--case", str(CASE), "--json")
+        r = run("run", "--kernel", VERSION, "--case", str(CASE), "--json")
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         debian = json.loads(r.stdout)
         patterns = tomllib.loads((CASE / "case.toml").read_text())["expect"]["fixed"]
