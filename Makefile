@@ -1,6 +1,6 @@
 # dmaharness — see README.md.
 #
-#   make run     the main job: the seed case before/after on 6.1 (KERNEL=6.12 for 6.12)
+#   make run     the main job: the seed case before/after on 6.1 (KERNEL=6.12 or 7.3 for those)
 #   make test    everything CI runs: unit tests, fuzzing, then kernels built and booted
 #   make test-deep  the long integration tests too (6.12 full, the race profile's hunt, fail-nth probe)
 #   make deps    install the Debian packages (as root; otherwise prints the line)
