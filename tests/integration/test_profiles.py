@@ -7,12 +7,13 @@ disconnect path), a leak on a probe error path (--fail-nth probe), a
 close that no longer waits for the async work (race profile).  The stock
 kernel under the same runs must show none of their reports.
 
-What `make test` runs (CI, 2 cores, cold cache: one extra kernel, 6.1
-`full`): FullProfile61 and the seed case under `full`.  The rest builds
-three more kernels and runs for many minutes; it runs when
-DMAHARNESS_DEEP_TESTS=1 (`make test-deep`): the same on 6.12, the probe
-error path (a few hundred fail-nth steps) and the race profile's hunt
-(up to 10 minutes of runs per kernel).
+All of it runs when DMAHARNESS_DEEP_TESTS=1 (`make test-deep`): 6.1 and
+6.12 `full` (the fixtures, the seed case under `full`, the probe error
+path: a few hundred fail-nth steps) and the race profile's hunt (up to 10
+minutes of runs per kernel).  `make test` runs none of it since 7.3 joined
+CI: the cold 6.1 `full` kernel and its runs took 9.2 of a cold CI's 51.6
+minutes, and CI must stay under 45 (issue #28); the profiles' fragments,
+series and settings keep their unit tests there.
 """
 
 import json
@@ -123,6 +124,8 @@ class Profiles:
             self.assertFalse([t for t in titles if want.match(t)], titles)
 
 
+@unittest.skipUnless(DEEP, "DMAHARNESS_DEEP_TESTS=1 (make test-deep): builds 6.1 full "
+                           "(9 of a cold CI's minutes)")
 class FullProfile61(Profiles, unittest.TestCase):
     version = "6.1"
 
