@@ -73,10 +73,8 @@ class Target:
                                        detector=self.spec.base_series,
                                        fragments_given=bool(self.spec.fragments))
         base = tuple(series.variant_patches(self.version, with_base=self.spec.base_series))
-        frags = self.frags
-        if not self.spec.base_series and not self.spec.fragments:
-            # a stock kernel: the detector's options would not stick without its series
-            frags = tuple(f for f in frags if f.name not in kbuild.DETECTOR_FRAGMENTS)
+        frags = kbuild.variant_fragments(self.frags, detector=self.spec.base_series,
+                                         given=bool(self.spec.fragments))
         return kbuild.Variant(self.version, base + patches, frags)
 
     def to_json(self) -> dict:
@@ -378,20 +376,25 @@ HANG_TITLES = ("INFO: task hung in ", "INFO: rcu detected stall", "BUG: soft loc
                "INFO: task can't die in ", "BUG: workqueue lockup")
 
 
-def hang_reports(result: qemu.BootResult) -> list[str]:
+def hang_reports(result: qemu.BootResult, reports: Optional[Sequence] = None) -> list[str]:
     """A guest that went silent or ran out of time: the hang reports its kernel
     printed first (blocked tasks, stalls), so the hang is a report, not only a
-    silence.  Empty for every other outcome."""
-    if result.outcome not in ("silent", "timeout") or not result.console.is_file():
+    silence.  Empty for every other outcome.  ``reports``: the console's,
+    when the caller has parsed it already."""
+    if result.outcome not in ("silent", "timeout"):
         return []
-    titles = [r.title for r in engine.iter_reports(open(result.console, errors="replace"))]
-    return sorted({t for t in titles if t.startswith(HANG_TITLES)})
+    if reports is None:
+        if not result.console.is_file():
+            return []
+        reports = engine.parse(result.console.read_text(errors="replace"))
+    return sorted({r.title for r in reports if r.title.startswith(HANG_TITLES)})
 
 
-def ran(result: qemu.BootResult) -> bool:
-    """Whether a boot counts as a run whose reports can be compared: it ended,
-    even with a panic or the agent's error, or it hung and the kernel said why."""
-    return result.outcome in ("ok", "panic", "guest-error") or bool(hang_reports(result))
+def ran(result: qemu.BootResult, reports: Sequence) -> bool:
+    """Whether a boot counts as a run whose reports (its console's, parsed) can
+    be compared: it ended, even with a panic or the agent's error, or it hung
+    and the kernel said why."""
+    return result.outcome in ("ok", "panic", "guest-error") or bool(hang_reports(result, reports))
 
 
 def guest_failure(result: qemu.BootResult) -> HarnessError:

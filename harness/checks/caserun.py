@@ -137,7 +137,7 @@ def run_case_job(req: CaseJobRequest, progress: Progress) -> dict:
     fr = flood_once(FloodJob(b, folder, boot_, flood), progress)
     reps = engine.parse(fr.result.console.read_text(errors="replace"))
     failure = None
-    if not ran(fr.result) or fr.crashed:
+    if not ran(fr.result, reps) or fr.crashed:
         failure = (fr.device_error().message.splitlines()[0] if fr.crashed
                    else fr.result.describe())
     return {"command": "run", "job": {"case": case.name, "variant": v.name, "run": req.index},
@@ -171,7 +171,7 @@ def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
     for (v, r), fr in run_parallel(jobs, one, req.parallel):
         reps = engine.parse(fr.result.console.read_text(errors="replace"))
         runs[v.name].append(reps)
-        if not ran(fr.result) or fr.crashed:
+        if not ran(fr.result, reps) or fr.crashed:
             failures.append(f"{v.name} run {r + 1}: " + (
                 fr.device_error().message.splitlines()[0] if fr.crashed else fr.result.describe()))
         series_, start = agentresult.agent_series(fr.agent)

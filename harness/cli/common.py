@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import jsonout
 from ..errors import HarnessError, InputError
-from ..kernel import ccachestats, profiles
+from ..kernel import ccachestats, debsource, profiles
 from ..kernel import series as kseries
 from ..boot import settings
 from ..pipeline import VariantSpec
@@ -88,10 +87,10 @@ def _setting(g, name: str, *, default_shown: Any = None, help_: str | None = Non
 
 def kernel_version(text: str) -> str:
     """--kernel: MAJOR.MINOR; whether it has a series is checked when the kernel is chosen."""
-    if not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,3}", text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a kernel version MAJOR.MINOR "
-                                         "(e.g. 6.1, 6.12, 7.3)")
-    return text
+    try:
+        return debsource.check_version(text)
+    except InputError as e:
+        raise argparse.ArgumentTypeError(e.message) from None
 
 
 def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = True) -> None:

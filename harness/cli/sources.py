@@ -10,19 +10,15 @@ from ..progress import Progress
 from .common import EPILOG, emit, kernel_version, output_group
 
 
-def _key(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("."))
-
-
 def cmd_sources(a) -> int:
     prog = Progress(quiet=a.quiet)
     fetched_now = None
     if a.fetch:
         fetched_now = debsource.fetch(a.fetch, prog, refresh=not a.offline)
-    offers = [] if a.offline and not (debsource.apt_root() / "apt.conf").is_file() else \
-        debsource.offered(prog, refresh=not a.offline and not a.fetch)
+    # --fetch refreshed the lists already
+    offers = debsource.offered(prog, refresh=not a.offline and not a.fetch)
     versions = sorted({o.version for o in offers} | set(series.SUPPORTED)
-                      | {f.version for f in debsource.fetched()}, key=_key)
+                      | {f.version for f in debsource.fetched()}, key=series.version_key)
     rows, lines = [], []
     lines.append(f"{'version':8} {'Debian offers (newest)':44} {'here':28} series")
     for v in versions:

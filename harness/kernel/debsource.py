@@ -39,7 +39,7 @@ from ..progress import Progress
 SUITES = ("trixie-backports", "sid")
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
-_VERSION = re.compile(r"[0-9]+\.[0-9]+")
+_VERSION = re.compile(r"[0-9]{1,2}\.[0-9]{1,3}")
 _PKG = re.compile(r"linux-source-([0-9]+\.[0-9]+)")
 
 
@@ -191,14 +191,22 @@ def _madison(conf: Path | None, system: bool) -> list[Offer]:
     return offers
 
 
+def _config(progress: Progress, refresh: bool) -> Path | None:
+    """The private configuration, its lists refreshed first when asked; None
+    when not asked and never made (nothing of the newer suites is known)."""
+    if refresh:
+        return update(progress)
+    conf = apt_root() / "apt.conf"
+    return conf if conf.is_file() else None
+
+
 def offered(progress: Progress, *, refresh: bool = True) -> list[Offer]:
     """Every linux-source-X.Y version the private suites and the system's sources offer."""
-    root = apt_root()
-    conf = root / "apt.conf"
-    if refresh or not conf.is_file():
-        conf = update(progress)
-    with paths.locked("apt", shared=True):
-        private = _madison(conf, False)
+    conf = _config(progress, refresh)
+    private = []
+    if conf is not None:
+        with paths.locked("apt", shared=True):
+            private = _madison(conf, False)
     try:
         system = _madison(None, True)
     except EnvError:
@@ -242,8 +250,7 @@ def fetch(version: str, progress: Progress, *, refresh: bool = True) -> Fetched:
     """Download the newest linux-source-<version> the private suites offer; keep its tarball."""
     check_version(version)
     pkg = f"linux-source-{version}"
-    conf = update(progress) if refresh or not (apt_root() / "apt.conf").is_file() \
-        else apt_root() / "apt.conf"
+    conf = _config(progress, refresh) or update(progress)
     offers = [o for o in _madison(conf, False) if o.version == version]
     if not offers:
         raise EnvError(f"Debian's archive offers no {pkg} in {', '.join(SUITES)} "

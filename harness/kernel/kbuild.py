@@ -75,21 +75,31 @@ class Source:
     tarball: Path
 
 
+@functools.lru_cache(maxsize=None)
+def _system_source(version: str) -> Source | None:
+    """The system's package (/usr/src, installed by `make deps`): dpkg is asked
+    once per process."""
+    tarball = Path(f"/usr/src/linux-source-{version}.tar.xz")
+    if not tarball.is_file():
+        return None
+    try:
+        deb = subprocess.run(["dpkg-query", "-W", "-f=${Version}", f"linux-source-{version}"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        # not a dpkg system, or a hand-placed tarball: fall back to its mtime/size
+        st = tarball.stat()
+        deb = f"unpackaged-{st.st_size}-{int(st.st_mtime)}"
+    return Source(version, deb, tarball)
+
+
 def local_source(version: str) -> Source | None:
     """The package's tarball on this machine, without fetching: the system's
-    package (/usr/src, installed by `make deps`) when it is there, else the
-    newest version fetched into the cache (harness/kernel/debsource.py)."""
+    package when it is there, else the newest version fetched into the cache
+    (harness/kernel/debsource.py)."""
     debsource.check_version(version)
-    tarball = Path(f"/usr/src/linux-source-{version}.tar.xz")
-    if tarball.is_file():
-        try:
-            deb = subprocess.run(["dpkg-query", "-W", "-f=${Version}", f"linux-source-{version}"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            # not a dpkg system, or a hand-placed tarball: fall back to its mtime/size
-            st = tarball.stat()
-            deb = f"unpackaged-{st.st_size}-{int(st.st_mtime)}"
-        return Source(version, deb, tarball)
+    src = _system_source(version)
+    if src is not None:
+        return src
     have = debsource.fetched(version)
     if not have:
         return None
@@ -526,6 +536,14 @@ def has_tree(key: str) -> bool:
 DETECTOR_FRAGMENTS = ("detector", "kunit")
 
 
+def variant_fragments(frags, *, detector: bool, given: bool) -> tuple:
+    """A variant's fragments: without the detector series its fragments could
+    not stick, so they are left out, unless they were chosen by hand."""
+    if detector or given:
+        return tuple(frags)
+    return tuple(f for f in frags if f.name not in DETECTOR_FRAGMENTS)
+
+
 @dataclass(frozen=True)
 class TreeVariant:
     """A variant of a user's own checkout, built in its mirror (harness.kernel.mirror).
@@ -576,9 +594,7 @@ def tree_variant(checkout: Checkout, patches=(), fragments=(), *, detector: bool
     """
     cands = tuple((ver, tuple(parse_series(base_series(ver))))
                   for ver in series_order(checkout.version)) if detector else ()
-    frags = tuple(fragments)
-    if not detector and not fragments_given:
-        frags = tuple(f for f in frags if f.name not in DETECTOR_FRAGMENTS)
+    frags = variant_fragments(fragments, detector=detector, given=fragments_given)
     return TreeVariant(checkout, cands, tuple(patches), frags)
 
 

@@ -22,13 +22,19 @@ from ..paths import PATCHES, REPO
 _STRIP = re.compile(r"^-p(\d+)$")
 
 
+def version_key(version: str) -> tuple[int, int]:
+    """A MAJOR.MINOR version as numbers, to order versions (6.12 after 6.9)."""
+    major, minor = version.split(".")
+    return int(major), int(minor)
+
+
 def _with_series() -> tuple[str, ...]:
     """The kernel versions with a detector series of their own: patches/<X.Y>/series."""
     found = []
     for d in PATCHES.iterdir() if PATCHES.is_dir() else ():
         if re.fullmatch(r"[0-9]+\.[0-9]+", d.name) and (d / "series").is_file():
             found.append(d.name)
-    return tuple(sorted(found, key=lambda v: tuple(int(x) for x in v.split("."))))
+    return tuple(sorted(found, key=version_key))
 
 
 # the kernel versions with a detector series (patches/<version>/series)
@@ -231,8 +237,8 @@ def series_order(version: str) -> list[str]:
         return [version]
 
     def num(v: str) -> int:
-        major, minor = v.split(".")
-        return int(major) * 1000 + int(minor)
+        major, minor = version_key(v)
+        return major * 1000 + minor
 
     return sorted(SUPPORTED, key=lambda v: (abs(num(v) - num(version)), -num(v)))
 
