@@ -40,7 +40,10 @@ How:
    no larger than this one) or ``flex`` (the struct ends in a flexible
    array; not when the requested size is known).  A plain buffer fits
    many structures: when several fit equally and none has a member that is
-   exactly the buffer, no layout is guessed and the candidates are listed.
+   exactly the buffer, no layout is guessed and the buffer is called a
+   plain buffer (the structures that merely fit are not named: they are no
+   evidence); when several have such a member and none is declared next to
+   the code, the candidates are listed.
    One element of an array member (``evts[3]`` of ``evts[64]``) counts as
    exactly the buffer.  The best class wins; within it, a structure
    declared in the source file itself, then one declared in its directory
@@ -715,15 +718,21 @@ class LayoutFinder:
         if structs is None:
             return Layout(facts, source=source, note=tool)
         cand, best = choose(structs, facts, source, self.source_text(source))
+        if cand is None and best and not any(c.exact_member for c in best):
+            # structures that merely have the object's size (struct
+            # _ymmh_state, struct maple_node for usb_string()'s kmalloc
+            # buffer) are no evidence: naming them would mislead
+            return Layout(facts, source=source, tool=tool,
+                          note=(f"a plain buffer: no structure in {source} has a member "
+                                f"that is exactly the buffer ({len(best)} merely fit a "
+                                f"{facts.cache} object)"))
         if cand is None and best:
             names = [f"{c.struct.kind} {c.struct.name} ({c.struct.size})" for c in best]
             more = f" and {len(names) - 8} more" if len(names) > 8 else ""
-            why = ("none declared next to it has a member that is exactly the buffer"
-                   if any(c.exact_member for c in best) else
-                   "none has a member that is exactly the buffer")
             return Layout(facts, source=source, tool=tool, candidates=names,
                           note=(f"{len(best)} structures in {source} could hold the buffer "
-                                f"({', '.join(names[:8])}{more}); {why} (a plain buffer?)"))
+                                f"({', '.join(names[:8])}{more}); none declared next to it "
+                                f"has a member that is exactly the buffer (a plain buffer?)"))
         if cand is None:
             return Layout(facts, source=source, tool=tool,
                           note=(f"no structure in {source} has a member at "

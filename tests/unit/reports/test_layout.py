@@ -160,6 +160,33 @@ class Choice(unittest.TestCase):
         self.assertIsNone(cand)
         self.assertEqual(len(best), 2)
 
+    def test_structures_that_merely_fit_are_not_named(self):
+        """usb_string()'s kmalloc buffer once came with struct _ymmh_state
+        and struct maple_node, unrelated structures of the object's size:
+        the finder says "a plain buffer" and names none of them."""
+        same = {"_ymmh_state": structs.Struct("struct", "_ymmh_state", 256,
+                                              [structs.Member(0, 256, "u8", "ymmh_space[256]")]),
+                "maple_node": structs.Struct("struct", "maple_node", 256,
+                                             [structs.Member(0, 256, "void *", "slot[32]")])}
+        f = layout.parse_facts(SHARING.replace("object offset=977", "object offset=0")
+                               .replace("kmalloc-2k", "kmalloc-256")
+                               .replace("object size=2048", "object size=256")
+                               .replace("buffer size=16", "buffer size=255"))
+
+        class Finder(layout.LayoutFinder):
+            def structs_of(self, source, facts):
+                return same, "pahole"
+
+            def source_text(self, source):
+                return None
+
+        lay = Finder("/nonexistent-art").layout(f, "usb_string", source="drivers/usb/core/message.c")
+        self.assertFalse(lay.found)
+        self.assertEqual(lay.candidates, [])
+        self.assertIn("a plain buffer", lay.summary())
+        self.assertNotIn("_ymmh_state", lay.summary())
+        self.assertNotIn("maple_node", lay.format_text())
+
 
 def _facts(offset, size, cache, length, before, after):
     return layout.parse_facts(
