@@ -160,8 +160,14 @@ const struct ctrl_def cam_ctrls[] = {
 	  .len = 4, .info = GSA, .flags = CTRL_MAPPED,
 	  .min = { U32(3) }, .max = { U32(2047) }, .res = { U32(1) },
 	  .def = { U32(156) } },
+	/*
+	 * Asynchronous, as on many real cameras: a SET_CUR returns at once and
+	 * the camera reports the change on the status endpoint when the lens
+	 * got there.  uvcvideo keeps the control pending, with a power and
+	 * status reference (7.x), until that status packet arrives.
+	 */
 	{ .name = "Focus, Absolute", .unit = CT, .selector = 0x06, .len = 2,
-	  .info = GSA, .flags = CTRL_MAPPED,
+	  .info = GSA | UVC_INFO_ASYNC, .flags = CTRL_MAPPED,
 	  .min = { U16(0) }, .max = { U16(250) }, .res = { U16(5) },
 	  .def = { U16(0) } },
 	{ .name = "Focus, Auto", .unit = CT, .selector = 0x08, .len = 1,

@@ -135,6 +135,7 @@ struct ctrl_def {
 #define UVC_INFO_GET        0x01
 #define UVC_INFO_SET        0x02
 #define UVC_INFO_AUTOUPDATE 0x08
+#define UVC_INFO_ASYNC      0x10    /* the set completes later: status packet */
 
 extern const struct ctrl_def cam_ctrls[];
 extern const size_t cam_n_ctrls;

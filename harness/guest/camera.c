@@ -43,7 +43,9 @@ static bool camera_start_session(struct agent *a, struct camera *c,
 	seqtrack_new_session(&c->seq);
 	if (enumerate)
 		video_enum_controls(a, c);
-	return video_subscribe(a, c);
+	if (!video_subscribe(a, c))
+		return false;
+	return !a->opt.set_async || video_set_async(a, c);
 }
 
 /* Take an fd for a camera that (re)appeared and start driving it. */

@@ -42,6 +42,14 @@ const char usage_text[] =
 "                      repeat for several cameras (sets --cameras)\n"
 "  --initial           subscribe with V4L2_EVENT_SUB_FL_SEND_INITIAL (the\n"
 "                      driver reads every control on each subscription)\n"
+"  --set-async         after each open's subscriptions, set the camera's Focus\n"
+"                      (absolute) control to the other end of its range.\n"
+"                      A camera that declares it asynchronous (GET_INFO bit\n"
+"                      4; the fake camera does) leaves it pending until it\n"
+"                      reports the change on the status endpoint: uvcvideo\n"
+"                      holds a power and status reference for it meanwhile\n"
+"                      (7.x), and a close with the set still pending drops\n"
+"                      that reference in uvc_ctrl_cleanup_fh()\n"
 "  --hold MODE         what keeps each camera's status interrupt URB running\n"
 "                      for the whole run (default auto):\n"
 "                      stream  one more file descriptor per camera streams\n"
@@ -182,7 +190,8 @@ int parse_args(int argc, char **argv, struct options *o,
 
 		flag = strcmp(name, "--series") == 0 ||
 		       strcmp(name, "--live") == 0 ||
-		       strcmp(name, "--initial") == 0;
+		       strcmp(name, "--initial") == 0 ||
+		       strcmp(name, "--set-async") == 0;
 		if (flag) {
 			if (val) {
 				snprintf(err, errlen, "%s takes no value", name);
@@ -192,8 +201,10 @@ int parse_args(int argc, char **argv, struct options *o,
 				o->series = true;
 			else if (strcmp(name, "--live") == 0)
 				o->live = true;
-			else
+			else if (strcmp(name, "--initial") == 0)
 				o->initial = true;
+			else
+				o->set_async = true;
 			continue;
 		}
 		if (strcmp(name, "--duration") && strcmp(name, "--wait") &&

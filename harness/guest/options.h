@@ -38,6 +38,7 @@ struct options {
 	bool series;
 	bool live;
 	bool initial;
+	bool set_async;		/* --set-async */
 	bool help;
 };
 

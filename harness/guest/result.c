@@ -46,6 +46,8 @@ static void json_camera(struct jw *w, const struct camera *c)
 	jw_bool(w, "used_queryctrl", c->used_queryctrl);
 	jw_u64(w, "subscriptions", c->subscribed);
 	jw_u64(w, "subscribe_failures", c->subscribe_failed);
+	jw_u64(w, "async_sets", c->async_sets);
+	jw_u64(w, "async_set_failures", c->async_set_failures);
 	jw_u64(w, "events_unknown_control", c->ctrls.unknown_events);
 	jw_arr(w, "per_control");
 	for (i = 0; i < c->ctrls.n; i++) {
@@ -128,6 +130,7 @@ void json_build(struct jw *w, const struct agent *a, int exit_code,
 		jw_str(w, NULL, o->devices[i]);
 	jw_arr_end(w);
 	jw_bool(w, "initial", o->initial);
+	jw_bool(w, "set_async", o->set_async);
 	jw_str(w, "hold", hold_mode_name(o->hold));
 	jw_bool(w, "series", o->series);
 	jw_obj_end(w);
@@ -163,6 +166,7 @@ void json_build(struct jw *w, const struct agent *a, int exit_code,
 	jw_u64(w, "disconnects", SUM(a, disconnects));
 	jw_u64(w, "reconnects", SUM(a, reconnects));
 	jw_u64(w, "hold_failures", SUM(a, hold_failures));
+	jw_u64(w, "async_sets", SUM(a, async_sets));
 	jw_u64(w, "errors", a->errs.total);
 	jw_obj_end(w);
 

@@ -51,6 +51,8 @@ struct camera {
 	uint64_t class_controls;
 	uint64_t subscribed;
 	uint64_t subscribe_failed;
+	uint64_t async_sets;	/* --set-async: S_CTRLs that succeeded */
+	uint64_t async_set_failures;
 	bool used_queryctrl;	/* VIDIOC_QUERY_EXT_CTRL unsupported */
 	uint64_t ev_value;	/* V4L2_EVENT_CTRL_CH_VALUE set */
 	uint64_t ev_flags;	/* V4L2_EVENT_CTRL_CH_FLAGS set */

@@ -160,6 +160,50 @@ bool video_subscribe(struct agent *a, struct camera *c)
 }
 
 /*
+ * --set-async: turn autofocus off, then set Focus (absolute) to the end of
+ * its range it is not at.
+ * A camera without the control is no error (nothing is counted).  Returns
+ * false when the device is gone.
+ */
+bool video_set_async(struct agent *a, struct camera *c)
+{
+	struct v4l2_queryctrl q;
+	struct v4l2_control ctl;
+	int err;
+
+	if (!ctrltab_find(&c->ctrls, V4L2_CID_FOCUS_ABSOLUTE))
+		return true;
+	if (ctrltab_find(&c->ctrls, V4L2_CID_FOCUS_AUTO)) {
+		/*
+		 * Focus (absolute) is writable only with autofocus off
+		 * (uvcvideo's master control: EACCES otherwise), and the
+		 * flood's control changes turn it back on now and then.
+		 */
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.id = V4L2_CID_FOCUS_AUTO;
+		if (ioctl(c->fd, VIDIOC_S_CTRL, &ctl) < 0 && is_gone_errno(errno))
+			return false;
+	}
+	memset(&q, 0, sizeof(q));
+	q.id = V4L2_CID_FOCUS_ABSOLUTE;
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.id = V4L2_CID_FOCUS_ABSOLUTE;
+	if (ioctl(c->fd, VIDIOC_QUERYCTRL, &q) == 0 &&
+	    ioctl(c->fd, VIDIOC_G_CTRL, &ctl) == 0) {
+		ctl.value = ctl.value == q.maximum ? q.minimum : q.maximum;
+		if (ioctl(c->fd, VIDIOC_S_CTRL, &ctl) == 0) {
+			c->async_sets++;
+			return true;
+		}
+	}
+	err = errno;
+	c->async_set_failures++;
+	agent_err(a, "VIDIOC_S_CTRL", err, "camera %u %s focus (absolute)",
+		  c->index, c->video_path);
+	return !is_gone_errno(err);
+}
+
+/*
  * Dequeue pending events (at most max).  Returns false when the device is
  * gone (the caller marks it absent).
  */

@@ -22,6 +22,7 @@ enum probe_result video_probe(const char *path, int *fdp,
 			      const char **opp);
 void video_enum_controls(struct agent *a, struct camera *c);
 bool video_subscribe(struct agent *a, struct camera *c);
+bool video_set_async(struct agent *a, struct camera *c);
 bool video_drain(struct agent *a, struct camera *c, uint64_t now,
 		 unsigned int max);
 void video_close(struct agent *a, struct camera *c, uint64_t now);

@@ -66,6 +66,7 @@ static const struct {
 	{ 0x00980901, "Contrast" },
 	{ 0x00980902, "Saturation" },
 	{ 0x00980903, "Hue" },
+	{ 0x009a090a, "Focus, Absolute" },	/* --set-async sets it */
 };
 #define SIM_CLASS_ID	0x00980001	/* V4L2_CID_USER_CLASS */
 
@@ -541,8 +542,22 @@ static int sim_ioctl_video(struct sim_fh *f, unsigned long req, void *arg)
 		int k;
 
 		if (!(*idp & V4L2_CTRL_FLAG_NEXT_CTRL)) {
-			errno = EINVAL;	/* only enumeration is modelled */
-			return -1;
+			/* one control by id: VIDIOC_QUERYCTRL only */
+			struct v4l2_queryctrl *q = arg;
+
+			k = sim_find_ctrl(*idp);
+			if (req != VIDIOC_QUERYCTRL || k < 0) {
+				errno = EINVAL;
+				return -1;
+			}
+			memset(q, 0, sizeof(*q));
+			q->id = sim_ctrls[k].id;
+			q->type = V4L2_CTRL_TYPE_INTEGER;
+			q->maximum = 255;
+			q->step = 1;
+			snprintf((char *)q->name, sizeof(q->name), "%s",
+				 sim_ctrls[k].name);
+			return 0;
 		}
 		if (want < SIM_CLASS_ID) {
 			id = SIM_CLASS_ID;
@@ -575,6 +590,23 @@ static int sim_ioctl_video(struct sim_fh *f, unsigned long req, void *arg)
 			q->type = type;
 			snprintf(q->name, sizeof(q->name), "%s", name);
 		}
+		return 0;
+	}
+	if (req == VIDIOC_G_CTRL || req == VIDIOC_S_CTRL) {
+		struct v4l2_control *ctl = arg;
+		int k = sim_find_ctrl(ctl->id);
+
+		if (k < 0 || (req == VIDIOC_S_CTRL &&
+			      (ctl->value < 0 || ctl->value > 255))) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (req == VIDIOC_G_CTRL) {
+			ctl->value = c->value[k];
+			return 0;
+		}
+		c->value[k] = ctl->value;
+		c->s_ctrl_ok++;
 		return 0;
 	}
 	if (req == VIDIOC_SUBSCRIBE_EVENT) {

@@ -17,7 +17,7 @@
 #define SIM_FD_BASE	4000
 #define SIM_MAX_FH	64
 #define SIM_MAX_CAM	2
-#define SIM_NCTRL	4
+#define SIM_NCTRL	5
 #define SIM_INPUT_Q	256
 
 enum sim_kind { SIM_VIDEO, SIM_META, SIM_INPUT, SIM_OTHER_INPUT };
@@ -80,6 +80,8 @@ struct sim_cam {
 	uint64_t emitted_seen;	/* per closed fh: last dequeued seq + 1 */
 	uint64_t dequeued;
 	uint64_t subscribe_ok;
+	int32_t value[SIM_NCTRL];	/* G_CTRL/S_CTRL, range 0..255 */
+	uint64_t s_ctrl_ok;
 };
 
 struct sim {

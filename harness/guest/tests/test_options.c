@@ -41,6 +41,7 @@ static void test_args_defaults(struct tctx *t)
 	CHECK(t, near(o.cycle_hz, 0.0) && near(o.phys_hz, 0.0));
 	CHECK(t, o.cameras == 1 && o.ndevices == 0);
 	CHECK(t, !o.series && !o.live && !o.initial && !o.help && !o.output);
+	CHECK(t, !o.set_async);
 	CHECK(t, o.hold == HOLD_AUTO);
 	CHECK_STR(t, o.kallsyms, "/proc/kallsyms");
 }
@@ -59,8 +60,11 @@ static void test_args_values(struct tctx *t)
 	CHECK(t, near(o.cycle_hz, 2.5));
 	CHECK(t, near(o.phys_hz, 100.0));
 	CHECK(t, o.series && o.live && o.initial);
+	CHECK(t, !o.set_async);
 	CHECK_STR(t, o.output, "/dev/hvc1");
 	CHECK(t, o.cameras == 3);
+	CHECK(t, parse(&o, err, sizeof(err), "--set-async", NULL) == 0);
+	CHECK(t, o.set_async && !o.initial);
 
 	CHECK(t, parse(&o, err, sizeof(err), "--duration", "500ms", NULL) == 0);
 	CHECK(t, near(o.duration_s, 0.5));
@@ -105,6 +109,7 @@ static void test_args_errors(struct tctx *t)
 		{ "--hold", "", NULL },
 		{ "--kallsyms=", NULL, NULL },
 		{ "--series=1", NULL, NULL },
+		{ "--set-async=1", NULL, NULL },
 		{ "--bogus", NULL, NULL },
 		{ "positional", NULL, NULL },
 		{ "--a-very-long-option-name-that-is-unknown=1", NULL, NULL },

@@ -187,6 +187,44 @@ static void test_sim_cycles(struct tctx *t)
 	sim_free(a);
 }
 
+/* --set-async: one Focus (absolute) set per open, to the other end of the
+ * range each time; without the option, none. */
+static void test_sim_set_async(struct tctx *t)
+{
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		struct agent *a;
+		struct sim_cam *sc;
+		struct camera *c;
+
+		sim_reset();
+		sc = sim_add_cam("usb-0000:00:04.0-1", 0, 1, 3);
+		a = sim_agent();
+		if (!a) {
+			t->checks_failed++;
+			return;
+		}
+		a->opt.duration_s = 1.0;
+		a->opt.cycle_hz = 10.0;
+		a->opt.set_async = pass == 1;
+		CHECK(t, sim_run(a));
+		c = &a->cam[0];
+		CHECK(t, c->opens == 10);
+		if (pass == 0) {
+			CHECK(t, c->async_sets == 0 && sc->s_ctrl_ok == 0);
+		} else {
+			CHECK(t, c->async_sets == c->opens);
+			CHECK(t, sc->s_ctrl_ok == c->opens);
+			CHECK(t, c->async_set_failures == 0);
+			/* 10 sets from 0: 255, 0, ..., 0 */
+			CHECK(t, sc->value[SIM_NCTRL - 1] == 0);
+		}
+		CHECK(t, sim_open_handles() == 0);
+		sim_free(a);
+	}
+}
+
 static void test_sim_hotplug(struct tctx *t)
 {
 	struct agent *a;
@@ -352,6 +390,7 @@ TEST_LIST(sim_tests,
 	{ "sim_basic", test_sim_basic, false },
 	{ "sim_batch", test_sim_batch, false },
 	{ "sim_cycles", test_sim_cycles, false },
+	{ "sim_set_async", test_sim_set_async, false },
 	{ "sim_hotplug", test_sim_hotplug, false },
 	{ "sim_phys_mismatch", test_sim_phys_mismatch, false },
 	{ "sim_late_camera", test_sim_late_camera, false },
