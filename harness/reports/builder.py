@@ -32,7 +32,8 @@ _AUX_SECTIONS = (
 # "INFO: task A:1 is blocked on a mutex likely owned by task B:2", 6.16 on):
 # an aux stack of the hung task's report, never its main one.
 LOCK_OWNER = "Lock owner"
-_NOT_PRIMARY = frozenset(["lockdep chain", "tail", "?", LOCK_OWNER])
+_NOT_PRIMARY = frozenset(["lockdep chain", "tail", "?", LOCK_OWNER, "nested WARNING",
+                          "nested Call Trace"])
 
 
 class _Builder:
@@ -44,6 +45,7 @@ class _Builder:
         "cur_frames", "cur_texts", "pending_rip", "pending_rip_text", "end_trace",
         "tail", "task_open", "stack_started", "nmi_sent", "nmi_seen", "warn_header",
         "closed", "panic_msg", "rip_first", "sep", "stall", "irq_seen", "blocker",
+        "nested",
     )
 
     def __init__(self, header: rr._Compiled, rule: rr.Rule, lineno: int, ts: Optional[str],
@@ -84,6 +86,8 @@ class _Builder:
         self.panic_msg: Optional[str] = None
         self.rip_first: set[int] = set()  # ids of sections that start with a RIP
         self.blocker = False     # a hung task's "is blocked on a mutex" line was seen
+        # inside a WARNING that the report's own printing hit (until its end trace)
+        self.nested = False
 
     def set_rule(self, rule: rr.Rule) -> None:
         self.rule = rule

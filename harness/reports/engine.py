@@ -274,6 +274,11 @@ _BLOCKER_RE = re.compile(rr.HUNG_BLOCKER)
 _TASK_HUNG = rr.BY_NAME["task-hung"]
 _STACK_SECTIONS = ("Call Trace", "backtrace", "NMI backtrace", LOCK_OWNER)
 _OWNER_TASK = re.compile(r"task:\S").match   # sched_show_task()'s first line
+# Where a sanitizer's report prints from: a WARNING from there, inside the
+# report, is the report's own printing failing (stack_depot_fetch() on an
+# allocation record the reported overflow overwrote), not a report of its own
+_REPORTING_CODE = re.compile(r"\b(?:lib/stackdepot\.c|mm/kasan/|mm/kfence/|mm/kmsan/)"
+                             r"|\bat (?:stack_depot_|kasan_|kfence_|print_report\b)")
 
 
 def _finish(b: _Builder, truncated: bool) -> Report:
@@ -524,6 +529,16 @@ class _Parser:
             if rule.kind == "PANIC":
                 cur.panic_msg = _panic_message(body)
             return
+        if cur is not None and cur.sep and not cur.tail and not cur.nested \
+                and ch is _WARNING and _REPORTING_CODE.search(body):
+            # The sanitizer's report faulted while printing itself: the
+            # warning belongs to it, and the report goes on after the
+            # warning's end trace up to its own closing banner.
+            cur.raw.append(body)
+            cur.last_line = lineno
+            cur.nested = True
+            cur.new_section("nested WARNING")
+            return
         if ch is _KMEMLEAK and cur is not None and cur.rule is _MEMORY_LEAK \
                 and not cur.raw[-1].startswith(" ") and len(cur.raw) <= 2:
             cur.raw.append(body)   # syzkaller's "BUG: memory leak" header, then kmemleak's
@@ -671,7 +686,8 @@ class _Parser:
         if body[-1:] == ":":
             # Headings of stacks: "Call Trace:", "Allocated by task 1:", ...
             if body.startswith(("Call Trace:", "Call trace:")):
-                b.new_section(LOCK_OWNER if b.blocker else "Call Trace")
+                b.new_section("nested Call Trace" if b.nested else
+                              LOCK_OWNER if b.blocker else "Call Trace")
             elif body.startswith("stack backtrace:"):
                 pass
             elif body.startswith(_AUX_SECTIONS):
@@ -692,7 +708,10 @@ class _Parser:
         if c0 in _FEED_FIRST:
             if c0 == "-":
                 if body.startswith("---[ end trace"):
-                    if b.end_trace or b.message is not None:
+                    if b.nested:
+                        b.nested = False       # back to the report around it
+                        b.new_section("?")
+                    elif b.end_trace or b.message is not None:
                         b.tail = True
                         b.new_section("tail")
                     else:
@@ -714,7 +733,7 @@ class _Parser:
                     b.nmi_seen = b.irq_seen = True
                     b.new_section("NMI backtrace")
                 return
-            if body.startswith(_RIP_PREFIXES):
+            if body.startswith(_RIP_PREFIXES) and not b.nested:
                 m = _RIP_RE.match(body)
                 if m is not None and m.group(1) != "0033":
                     name = _norm_func(m.group(2))

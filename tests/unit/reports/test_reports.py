@@ -1120,3 +1120,47 @@ class FoldAndOutput(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WarningInsideSanitizerReport(unittest.TestCase):
+    """KASAN's report faulting while it prints (stack_depot_fetch() on an
+    allocation record that the reported overflow overwrote): the WARNING is
+    part of the KASAN report, which goes on to its closing banner; a real
+    6.1 console (uvcvideo's status buffer half the URB's length), and the
+    same with 7.x's WARNING line."""
+
+    LOG = (Path(__file__).resolve().parents[2] / "fixtures" / "logs"
+           / "real-6.1-kasan-report-faults-in-stackdepot.log")
+
+    def log(self):
+        return golden.read_golden(self.LOG.read_text()).log
+
+    def check(self, text):
+        reps = parse(text)
+        titles = [r.title for r in reps]
+        self.assertEqual(titles, ["KASAN: slab-out-of-bounds Read in uvc_get_le_value"])
+        (r,) = reps
+        self.assertFalse(r.truncated)
+        self.assertEqual(r.guilty_frame, "uvc_get_le_value")
+        self.assertIn("stack_depot_fetch", "\n".join(r.raw))          # kept inside
+        self.assertIn("The buggy address belongs to the object", "\n".join(r.raw))
+        self.assertNotIn("stack_depot_print", r.stack)               # not the report's stack
+
+    def test_6x_warning_line(self):
+        text = self.log()
+        self.assertIn("WARNING: CPU: 0 PID: 13 at lib/stackdepot.c:377", text)
+        self.check(text)
+
+    def test_7x_warning_line(self):
+        text = self.log().replace(
+            "WARNING: CPU: 0 PID: 13 at lib/stackdepot.c:377 stack_depot_fetch+0x30/0x5c",
+            "WARNING: lib/stackdepot.c:377 at stack_depot_fetch+0x30/0x5c, CPU#0: kworker/0:1/13")
+        self.assertIn("CPU#0: kworker/0:1/13", text)
+        self.check(text)
+
+    def test_a_warning_from_elsewhere_is_its_own_report(self):
+        text = self.log().replace(
+            "WARNING: CPU: 0 PID: 13 at lib/stackdepot.c:377 stack_depot_fetch+0x30/0x5c",
+            "WARNING: CPU: 0 PID: 13 at kernel/workqueue.c:377 stack_depot_fetch+0x30/0x5c")
+        titles = [r.title for r in parse(text)]
+        self.assertEqual(len(titles), 2, titles)
