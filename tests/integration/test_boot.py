@@ -299,7 +299,9 @@ class CameraRun(unittest.TestCase):
         self.assertLess(after_kill, 30, "the guest ran on after its camera died")
 
     def test_hotplug_under_flood_6_1(self):
-        out = self.run_flood("6.1", "--flood", "mixed:max", "--hotplug", "3")
+        # replugs every 3 s for 15 s: 4 in the run, 2 needed (10 s left the second
+        # one about 7 s in, too near the end for a guest that started late)
+        out = self.run_flood("6.1", "--flood", "mixed:max", "--hotplug", "3", "--duration", "15s")
         cam = out["cameras"][0]
         self.assertGreaterEqual(cam["hotplug_cycles"], 2, cam)
         self.assertGreaterEqual(out["agent"]["totals"]["reconnects"], 1, out["agent"]["totals"])
@@ -340,21 +342,29 @@ class DetectorKunit(unittest.TestCase):
 
 
 class SeedCase(unittest.TestCase):
-    """The seed case, short: the bug shows, each of the three fixes removes it."""
+    """The seed case, short: the bug shows, each of the three fixes removes it.
+
+    On 6.x the KASAN dma-owned report needs the agent's EVIOCGPHYS read (or a
+    close's flush_status write) to land while the status URB is mapped: a
+    before run that misses it is run again (chance.run_case), at most 3
+    times.  Measured per-run miss rates are bench/seed-signal's (README,
+    "Figures"); 7.3's dma-owned write is deterministic."""
 
     def case(self, version):
         folder = ROOT / "patches" / version / "cases" / "uvc-status-buffer"
-        r = run("run", "--kernel", version, "--case", str(folder), "--runs", "1",
-                "--duration", "8s", "--json", "-q")
+        r, out, _, missed = chance.run_case(
+            ["run", "--kernel", version, "--case", str(folder), "--runs", "1",
+             "--duration", "8s"], attempts=3)
         self.assertIn(r.returncode, (0, 1), r.stderr[-3000:])
-        out = json.loads(r.stdout)
+        self.assertIsNotNone(out, r.stdout[-3000:])
         comps = out["outcome"]["comparisons"]
         afters = sum(1 for line in (folder / "case.toml").read_text().splitlines()
                      if line.strip() == 'role = "after"')
         self.assertGreaterEqual(afters, 3)
         self.assertEqual(len(comps), afters)
         for c in comps:
-            self.assertTrue(c["verdict"]["matches"], json.dumps(c["verdict"], indent=1))
+            self.assertTrue(c["verdict"]["matches"],
+                            json.dumps({"verdict": c["verdict"], "missed": missed}, indent=1))
         self.assertEqual(r.returncode, 0)
         html = Path(out["html"]).read_text()
         self.assertIn("<svg", html)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_boot import CLI, ROOT, run  # noqa: E402
+from tests.integration import chance  # noqa: E402
 
 CASE = ROOT / "patches" / "6.1" / "cases" / "uvc-status-buffer"
 EXIT_INCOMPLETE = 8
@@ -84,19 +85,33 @@ class SeedCaseCampaign(unittest.TestCase):
         junit = tmp / "junit.xml"
         r = run("campaign", str(camp), "--jobs", "2", "--json", "--junit", str(junit),
                 timeout=1800)
-        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn(r.returncode, (0, 1), r.stderr[-3000:])
         after = joblog(camp)
         self.assertEqual(len(after), before + 1)
         self.assertEqual(after[-1][8], "dmaharness job fix-1")     # jobs.txt names the job
         camp_out = json.loads(r.stdout)
         self.assertTrue(camp_out["complete"])
-        self.assertTrue(camp_out["outcome"]["matches"])
+        # 6.1's dma-owned report needs a read while the URB is mapped: when the
+        # before job missed it (and only then), run that job again, at most
+        # twice more (tests/integration/chance.py; the miss rate: bench/seed-signal)
+        for _ in range(2):
+            if camp_out["outcome"]["matches"] or not chance.chance_miss(
+                    [c["verdict"] for c in camp_out["outcome"]["comparisons"]]):
+                break
+            (camp / "results" / "before-1.json").unlink()
+            r = run("campaign", str(camp), "--jobs", "2", "--json", "--junit", str(junit),
+                    timeout=1800)
+            self.assertIn(r.returncode, (0, 1), r.stderr[-3000:])
+            camp_out = json.loads(r.stdout)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertTrue(camp_out["outcome"]["matches"],
+                        json.dumps(camp_out["outcome"]["comparisons"], indent=1)[:3000])
 
         # the same verdict as run --case with one run per variant
-        r = run("run", "--case", str(CASE), "--runs", "1", "--parallel", "2", "--json",
-                *RUN_ARGS, timeout=3600)
+        r, out, _, _ = chance.run_case(["run", "--case", str(CASE), "--runs", "1",
+                                        "--parallel", "2", *RUN_ARGS], attempts=3)
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
-        local = json.loads(r.stdout)["outcome"]
+        local = out["outcome"]
         self.assertEqual(local["matches"], camp_out["outcome"]["matches"])
 
         def fixed(outcome):

@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from slurmcluster import OneNodeSlurm  # noqa: E402
 from test_boot import CLI, ROOT  # noqa: E402
+from tests.integration import chance  # noqa: E402
 
 CASE = ROOT / "patches" / "6.1" / "cases" / "uvc-status-buffer"
 EXIT_INPUT = 4
@@ -65,6 +66,18 @@ class SlurmCaseCampaign(unittest.TestCase):
                 self.fail("the array job did not finish in 30 min")
 
             r = cli("collect", str(camp), "--json")
+            # 6.1's dma-owned report needs a read while the URB is mapped: when
+            # the before task missed it (and only then), that task runs again,
+            # at most twice more (tests/integration/chance.py)
+            for _ in range(2):
+                col = json.loads(r.stdout)
+                if r.returncode == 0 or not col.get("outcome") or not chance.chance_miss(
+                        [c["verdict"] for c in col["outcome"]["comparisons"]]):
+                    break
+                (camp / "results" / "before-1.json").unlink()
+                w = cli("campaign", str(camp), "--slurm", cluster.partition, timeout=1800)
+                self.assertIn(w.returncode, (0, 1), w.stderr[-3000:])
+                r = cli("collect", str(camp), "--json")
             out = [f.read_text()[-1500:] for f in sorted((camp / "slurm").glob("*.out"))]
             self.assertEqual(r.returncode, 0, r.stderr + "\n".join(out))
             col = json.loads(r.stdout)

@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from sshd import LocalSshd  # noqa: E402
 from test_boot import CLI, ROOT, run  # noqa: E402
+from tests.integration import chance  # noqa: E402
 
 from harness.campaign import kcidb  # noqa: E402
 
@@ -112,11 +113,24 @@ class SshCampaign(unittest.TestCase):
             kc = self.tmp / "kcidb.json"
             r = run(*argv[len(CLI):], "--no-prepare", "--json", "--junit", str(junit),
                     "--kcidb", str(kc), timeout=1800)
-            self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+            self.assertIn(r.returncode, (0, 1), r.stderr[-3000:])
             log = joblog(camp)
             self.assertEqual(len(log), before + 1)
             self.assertRegex(log[-1][8], r"sh -c 'dmaharness job fix-1'$")      # the job's line
             res = json.loads(r.stdout)
+            # 6.1's dma-owned report needs a read while the URB is mapped: when
+            # the before job missed it (and only then), that job runs again, at
+            # most twice more (tests/integration/chance.py)
+            for _ in range(2):
+                if res["outcome"]["matches"] or not chance.chance_miss(
+                        [c["verdict"] for c in res["outcome"]["comparisons"]]):
+                    break
+                (camp / "results" / "before-1.json").unlink()
+                r = run(*argv[len(CLI):], "--no-prepare", "--json", "--junit", str(junit),
+                        "--kcidb", str(kc), timeout=1800)
+                self.assertIn(r.returncode, (0, 1), r.stderr[-3000:])
+                res = json.loads(r.stdout)
+            self.assertEqual(r.returncode, 0, r.stderr[-3000:])
             self.assertEqual((res["engine"], res["hosts"]), ("ssh", ["root@127.0.0.1"]))
             self.assertTrue(res["complete"])
             # the seed case's own expectation holds, as with run --case
@@ -168,7 +182,12 @@ class SshCampaign(unittest.TestCase):
                 time.sleep(0.5)
                 left = remote_jobs(self.remote)
             self.assertEqual(left, [], "jobs left running on the worker after SIGTERM")
-            self.assertEqual(sshd.sessions(), [])
+            sessions = sshd.sessions()
+            deadline = time.monotonic() + 30        # sshd closes a session as its job ends
+            while sessions and time.monotonic() < deadline:
+                time.sleep(0.5)
+                sessions = sshd.sessions()
+            self.assertEqual(sessions, [])
             # nothing came back: every job is still to run
             self.assertEqual(list((camp / "results").iterdir()), [])
 

@@ -64,7 +64,9 @@ class Redis:
              "--maxmemory", "2gb", "--maxmemory-policy", "allkeys-lru", "--daemonize", "no"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
-        self.url = f"redis://127.0.0.1:{self.port}"
+        # ccache's default connect timeout is 100 ms: thousands of compiles on
+        # two loaded cores can miss it now and then and count a remote error
+        self.url = f"redis://127.0.0.1:{self.port}|connect-timeout=2000"
         deadline = time.monotonic() + 20
         while True:
             try:

@@ -116,11 +116,14 @@ class SlurmCampaign(unittest.TestCase):
         folder = self.campaign("c2", [f"sleep {mark}", f"sleep {mark}", f"sleep {mark}"])
         jid = slurm.submit(folder, [1, 2, 3], self.cluster.partition, ROOT)
 
+        t0 = time.monotonic()
+
         def interrupt(message):
             if "2 running" in message and len(pgrep(f"^sleep {mark}$")) >= 2:
                 raise KeyboardInterrupt                         # Ctrl-C while they run
+            if time.monotonic() - t0 > 300:     # fail, not hang, if they never both run
+                raise AssertionError(f"two tasks never ran at once in 300 s: {message}")
         p = Recorder(interrupt)
-        t0 = time.monotonic()
         with self.assertRaises(KeyboardInterrupt):
             slurm.wait(jid, p, poll=0.5)
         self.assertLess(time.monotonic() - t0, 120)
