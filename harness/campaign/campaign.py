@@ -278,7 +278,9 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
     key = keys.pop() if keys else ""
     art = paths.sub("artifacts") / key if key else None
     here = bool(art and (art / "vmlinux").is_file())
-    return SweepCollected(runs, sweeptable.fold(runs, art if here else None), key, here)
+    version = key.split("-")[0] if re.fullmatch(r"\d+\.\d+-.*", key) else None
+    return SweepCollected(runs, sweeptable.fold(runs, art if here else None, version=version),
+                          key, here)
 
 
 def _save(c: Campaign) -> None:

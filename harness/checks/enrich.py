@@ -22,12 +22,14 @@ bisect uses :func:`enrich` on the culprit's report (:mod:`harness.checks.pointin
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
 from ..kernel import symbolize
-from ..reports import layout
+from ..reports import exposure, layout
 from ..reports.engine import Report
 from .diff import Outcome, example_rows
 
@@ -72,12 +74,27 @@ def enrich(report: Report, artifacts_dir: Path | str, *, with_layout: bool = Tru
 
 def _layout(report: Report, artifacts_dir: Path | str
             ) -> tuple[Optional[layout.Layout], Optional[str]]:
-    """(Layout or None when the report has no detector numbers, error)."""
+    """(Layout or None when the report has no detector numbers, error); a
+    sharing or overflow report's layout says on which machines it corrupts."""
     try:
-        return layout.report_layout(report, artifacts_dir), None
+        lay, error = layout.report_layout(report, artifacts_dir), None
     except Exception as e:  # a view: never fail the caller over it
         facts = layout.report_facts(report)
-        return (layout.Layout(facts, note=f"layout failed: {e}") if facts else None), str(e)
+        lay, error = (layout.Layout(facts, note=f"layout failed: {e}") if facts else None), str(e)
+    if lay is not None and lay.facts.rule in ("sharing", "overflow"):
+        verdicts = exposure.assess(lay.facts, _version(artifacts_dir))
+        lay.exposure = [v.to_json() for v in verdicts]
+        lay.exposure_summary = exposure.summary(verdicts)
+    return lay, error
+
+
+def _version(artifacts_dir: Path | str) -> Optional[str]:
+    """The X.Y of the kernel built in `artifacts_dir` (its meta.json), or None."""
+    try:
+        v = json.loads((Path(artifacts_dir) / "meta.json").read_text()).get("version")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return v if isinstance(v, str) and re.fullmatch(r"\d+\.\d+", v) else None
 
 
 def annotate_outcome(outcome: Outcome,

@@ -259,7 +259,7 @@ def sweep(req: SweepRequest, progress: Progress) -> SweepResult:
     parallel = req.parallel or os.cpu_count() or 1
     ran = pipeline.run_parallel(jobs, one, parallel)
     runs = ran + skipped
-    table = sweeptable.fold(runs, art.dir)
+    table = sweeptable.fold(runs, art.dir, version=t.version)
     result = SweepResult(t, build, run_dir, runs, table, time.monotonic() - t0)
     jsonout.write(run_dir / "sweep.json", result.to_json())
     return result

@@ -26,7 +26,7 @@ from typing import Iterable, Optional, Sequence
 from .. import files
 from ..errors import InputError
 from ..jsonout import JSON_VERSION
-from ..reports import layout, engine, frames
+from ..reports import exposure, layout, engine, frames
 from . import enrich
 
 EXCERPT_LINES = 40
@@ -50,6 +50,11 @@ class Site:
     stack: list[str] = field(default_factory=list)
     layout: Optional[layout.Layout] = None
     location: Optional[str] = None     # file:line of the frame
+    version: Optional[str] = None      # the kernel's X.Y, for the exposure rules
+
+    def exposure(self) -> list[exposure.Verdict]:
+        """On which real machines the sharing corrupts (harness.reports.exposure)."""
+        return exposure.assess(self.facts, self.version)
 
     @property
     def struct(self) -> Optional[str]:
@@ -80,6 +85,8 @@ class Site:
                 "devices": list(self.devices), "boots": self.boots,
                 "dma_owned": bool(self.owned), "dma_owned_titles": list(self.owned),
                 "dma_owned_boots": self.owned_boots,
+                "exposure": [v.to_json() for v in self.exposure()],
+                "exposure_summary": exposure.summary(self.exposure()),
                 "evidence": {"console": self.console, "first_line": self.first_line,
                              "excerpt": list(self.excerpt), "stack": list(self.stack)}}
 
@@ -117,10 +124,11 @@ def _map_frame(r: engine.Report, facts: layout.DmaFacts) -> tuple[Optional[str],
 
 
 def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
-         with_layout: bool = True) -> Table:
+         with_layout: bool = True, version: Optional[str] = None) -> Table:
     """Sites of the runs' consoles (harness.checks.sweep.DeviceRun: device, console),
     in order of first appearance; with `artifacts_dir`, each site's layout
-    and file:line from its first report."""
+    and file:line from its first report; `version`, the kernel's X.Y, for
+    each site's exposure per architecture (None: the current rules)."""
     sites: dict[str, Site] = {}
     owned_pending: list[tuple[tuple, str, layout.DmaFacts, str]] = []
     other: dict[str, list[str]] = {}
@@ -147,7 +155,7 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
                 s = sites[key] = Site(key, facts.rule, frame, _caller(stack, frame), r.title,
                                       facts, console=str(run.console),
                                       first_line=r.first_line, excerpt=r.raw[:EXCERPT_LINES],
-                                      stack=stack)
+                                      stack=stack, version=version)
                 firsts[key] = r
             if run.device not in s.devices:
                 s.devices.append(run.device)
@@ -161,7 +169,8 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
         s = by_place.get(k)
         if s is None:       # an owned access at a site whose sharing report we missed
             key = site_key(k[0], "sharing", facts)
-            s = sites.setdefault(key, Site(key, "sharing", k[0], None, title, facts))
+            s = sites.setdefault(key, Site(key, "sharing", k[0], None, title, facts,
+                                           version=version))
             by_place[k] = s
         if title not in s.owned:
             s.owned.append(title)
@@ -211,6 +220,7 @@ def format_text(table: Table, runs: Sequence = (), *, details: bool = True) -> s
                    + (f"; dma-owned in {s.owned_boots}: {'; '.join(s.owned)}" if s.owned else ""))
         if s.location:
             out.append(f"   at {s.location}")
+        out.append(f"   exposure: {exposure.summary(s.exposure())}")
         if details and s.layout is not None:
             out.append(s.layout.format_text("   ").rstrip("\n"))
         if details and s.console:

@@ -139,7 +139,7 @@ def _triage(sites: list[dict]) -> str:
                'CPU access to the device-owned bytes was seen while mapped.</p>')
     out.append("<table><tr><th>#</th><th>function &larr; caller</th><th>buffer</th>"
                "<th>cache+offset:length</th><th>direction</th><th>neighbours in the line</th>"
-               "<th>devices</th><th>boots</th><th>dma-owned</th></tr>")
+               "<th>devices</th><th>boots</th><th>dma-owned</th><th>corrupts on</th></tr>")
     for i, s in enumerate(sites, 1):
         caller = f' <span class="muted">&larr; {_e(s["caller"])}</span>' if s.get("caller") else ""
         if s.get("dma_owned"):
@@ -157,9 +157,32 @@ def _triage(sites: list[dict]) -> str:
                    f"<td>{_e(s.get('direction') or '?')}</td>"
                    f'<td class="small">{_e(_neighbours(s))}</td>'
                    f"<td>{_e(', '.join(map(str, _list(s.get('devices')))))}</td>"
-                   f'<td class="n">{_e(s.get("boots", 0))}</td><td>{owned}</td></tr>')
+                   f'<td class="n">{_e(s.get("boots", 0))}</td><td>{owned}</td>'
+                   f'<td class="small">{_e(_corrupts_on(s))}</td></tr>')
     out.append("</table>")
     return "\n".join(out)
+
+
+def _corrupts_on(site: dict) -> str:
+    """The architectures where the site corrupts, from its exposure rows."""
+    rows = [r for r in _list(site.get("exposure")) if isinstance(r, dict)]
+    if not rows:
+        return "?"          # a sweep written before the exposure rows
+    bad = [str(r.get("arch")) for r in rows if r.get("verdict") == "corrupts"]
+    return ", ".join(bad) or "none"
+
+
+def _exposure_html(site: dict) -> str:
+    rows = [r for r in _list(site.get("exposure")) if isinstance(r, dict)]
+    if not rows:
+        return ""
+    body = "".join(f"<tr><td><code>{_e(r.get('arch'))}</code></td><td>{_e(r.get('verdict'))}"
+                   f"</td><td class=\"n\">{_e(r.get('line') or '-')}</td>"
+                   f"<td class=\"small\">{_e(r.get('why'))}</td></tr>" for r in rows)
+    return ("<details open><summary>exposure on real machines "
+            f"<span class=\"muted\">{_e(site.get('exposure_summary') or '')}</span></summary>"
+            "<table><tr><th>architecture</th><th>verdict</th><th>line</th><th>why</th></tr>"
+            f"{body}</table></details>")
 
 
 def _details(sites: list[dict]) -> str:
@@ -175,6 +198,7 @@ def _details(sites: list[dict]) -> str:
             out.append("<ul>" + "".join(f"<li>{_e(t)}</li>"
                                         for t in _list(s.get("dma_owned_titles"))) + "</ul>")
         out.append(_layout_html(s))
+        out.append(_exposure_html(s))
         stack = _list(ev.get("stack"))
         out.append(f"<details><summary>mapping stack ({len(stack)} frames)</summary>"
                    f"<pre>{_e(chr(10).join(map(str, stack)) or '(no stack)')}</pre></details>")

@@ -435,6 +435,10 @@ class Layout:
     sharing: list[Row] = field(default_factory=list)
     candidates: list[str] = field(default_factory=list)  # when ambiguous
     note: Optional[str] = None            # why there is no layout, or caveats
+    # on which real machines the sharing corrupts: harness.reports.exposure's
+    # verdicts as JSON and its one-line summary, set by enrichment
+    exposure: list[dict] = field(default_factory=list)
+    exposure_summary: Optional[str] = None
 
     @property
     def found(self) -> bool:
@@ -470,17 +474,19 @@ class Layout:
                           for (a, b), rows in zip(self.lines, self.rows)],
                 "sharing": [r.to_json() for r in self.sharing],
                 "candidates": list(self.candidates), "summary": self.summary(),
-                "note": self.note}
+                "note": self.note, "exposure": list(self.exposure),
+                "exposure_summary": self.exposure_summary}
 
     def format_text(self, indent: str = "") -> str:
         f = self.facts
+        expo = [f"exposure: {self.exposure_summary}"] if self.exposure_summary else []
         if not self.found:
-            return f"{indent}{self.summary()}\n"
+            return "".join(f"{indent}{x}\n" for x in [self.summary()] + expo)
         head = (f"{self.kind} {self.struct}: {self.size} bytes in a {f.cache} object "
                 f"({f.object_size}), {f.line_size}-byte model lines")
         if self.source:
             head += f"; from {self.source}" + (f" ({self.tool})" if self.tool else "")
-        out = [head, self.summary()]
+        out = [head, self.summary()] + expo
         if self.candidates:
             out.append("ambiguous: also " + ", ".join(self.candidates))
         if self.note:
@@ -502,10 +508,14 @@ class Layout:
 
     def format_html(self) -> str:
         """A fragment: the summary, then the layout as a <pre>."""
+        expo = (f'<p class="small">exposure: {escape(self.exposure_summary)}</p>'
+                if self.exposure_summary else "")
         if not self.found:
-            return f'<p class="muted layout">{escape(self.summary())}</p>'
+            return f'<p class="muted layout">{escape(self.summary())}</p>' + expo
         body = []
         for line in self.format_text().splitlines()[1:]:
+            if expo and line.startswith("exposure: "):
+                continue                # a paragraph of its own, above
             cls = ""
             if "<== buffer" in line:
                 cls = "buf"
@@ -516,7 +526,7 @@ class Layout:
             e = escape(line)
             body.append(f'<span class="{cls}">{e}</span>' if cls else e)
         head = self.format_text().splitlines()[0]
-        return (f'<div class="layout"><p><b>{escape(head)}</b></p>'
+        return (f'<div class="layout"><p><b>{escape(head)}</b></p>{expo}'
                 f'<pre class="layout">' + "\n".join(body) + "</pre></div>")
 
 

@@ -114,6 +114,19 @@ class Enrich(unittest.TestCase):
         with self.assertRaises(dataclasses.FrozenInstanceError):
             e.location = "x"
 
+    def test_sharing_layout_says_where_it_corrupts_on_the_variants_kernel(self):
+        for version, arm64 in (("6.1", "corrupts"), ("7.3", "bounced")):
+            (self.art / "meta.json").write_text(f'{{"version": "{version}"}}')
+            with registered(self.art, finder=FixtureFinder(self.art), sym=FakeSymbolizer({})):
+                e = enrich.enrich(self.rep, self.art)
+            verdicts = {v["arch"]: v["verdict"] for v in e.layout.exposure}
+            self.assertEqual(verdicts["arm64"], arm64, version)
+            self.assertEqual(verdicts["x86_64"], "coherent")
+            self.assertIn("corrupts on", e.layout.exposure_summary)
+            self.assertIn("exposure: " + e.layout.exposure_summary, e.layout.format_text())
+            self.assertEqual(e.layout.to_json()["exposure"], e.layout.exposure)
+            self.assertEqual(e.layout.format_html().count("exposure: "), 1)
+
     def test_not_a_detector_report(self):
         rep = parse(KASAN_LOG.read_text())[0]
         fnd = FixtureFinder(self.art)

@@ -255,6 +255,26 @@ class Folding(unittest.TestCase):
         self.assertEqual(s.owned, ["KASAN: dma-owned Read in virtio_read"])
         self.assertFalse([x for x in t.other if "owns this byte" in x], t.other)
 
+    def test_every_site_says_where_it_corrupts(self):
+        # virtio-rng's 64-byte buffer at offset 272 of a kmalloc-512 object: shares its
+        # 128-byte model line; in place on arm64 (kmalloc size 64, a whole line) and
+        # sharing its 64-byte line there only if the object's data sits beside it
+        log = KUNIT_LOG.with_name("real-6.12-sweep-virtio-rng.log")
+        t = sweeptable.fold([NS(device="virtio-rng", console=log)], version="6.12")
+        (s,) = [s for s in t.sites if s.owned]
+        j = s.to_json()
+        self.assertEqual([r["arch"] for r in j["exposure"]],
+                         ["x86_64", "arm64", "riscv", "arm", "mips", "powerpc32"])
+        self.assertEqual(j["exposure"][0]["verdict"], "coherent")
+        self.assertTrue(j["exposure_summary"])
+        text = sweeptable.format_text(t)
+        self.assertIn("   exposure: " + j["exposure_summary"], text)
+        # the kunit sites' 16-byte buffers: bounced on arm64 since 6.5, not on 6.1
+        k = sweeptable.fold(_runs("a"), version="7.3").sites[0].exposure()
+        self.assertEqual({v.arch: v.verdict for v in k}["arm64"], "bounced")
+        k = sweeptable.fold(_runs("a"), version="6.1").sites[0].exposure()
+        self.assertEqual({v.arch: v.verdict for v in k}["arm64"], "corrupts")
+
     def test_overflow_is_its_own_rule(self):
         t = sweeptable.fold(_runs("a"))
         self.assertTrue([s for s in t.sites if s.rule == "overflow"])

@@ -6,7 +6,7 @@ import unittest
 from html.parser import HTMLParser
 from pathlib import Path
 
-from harness.reports import layout
+from harness.reports import exposure, layout
 from harness.output import sweephtml
 from tests.unit.output.test_htmlreport import check
 from tests.unit.reports.test_layout import SHARING, pahole_structs
@@ -53,7 +53,10 @@ def payload() -> dict:
                  offset=8, length=8, cache="kmalloc-64", direction="DMA_TO_DEVICE",
                  key="e1000_xmit_frame sharing kmalloc-64+8:8 DMA_TO_DEVICE",
                  devices=["e1000", "(boot)"])
-    owned = site("uvc_status_start", owned=True, lay=uvc_layout())
+    seed = layout.parse_facts(SHARING)
+    owned = site("uvc_status_start", owned=True, lay=uvc_layout(),
+                 exposure=[v.to_json() for v in exposure.assess(seed, "6.12")],
+                 exposure_summary=exposure.summary(exposure.assess(seed, "6.12")))
     gone = site("virtblk_add_req", owned=False, key="virtblk_add_req sharing kmalloc-96+0:16 ?")
     return {
         "version": 1, "command": "sweep", "ok": False, "kernel": "6.12", "profile": "default",
@@ -184,11 +187,16 @@ class SweepHtml(unittest.TestCase):
         self.assertIn("kmalloc-64+8:8", t2)
         self.assertIn("DMA_TO_DEVICE", t2)
         self.assertIn("e1000, (boot)", t2)
-        self.assertTrue(t2.endswith("| no"), t2)
+        self.assertTrue(t2.endswith("| no | ?"), t2)          # a sweep without exposure rows
+        self.assertTrue(t1.endswith("| arm, mips, powerpc32"), t1)   # arm64 bounces it on 6.12
         # row #1 links to the owned site's details
         h3 = self.page.index('id="site-1"')
         self.assertLess(h3, self.page.index('id="site-2"'))
-        self.assertIn("uvc_status_start", self.page[h3:self.page.index('id="site-2"')])
+        one = self.page[h3:self.page.index('id="site-2"')]
+        self.assertIn("uvc_status_start", one)
+        self.assertIn("exposure on real machines", one)
+        self.assertRegex(one, r"<code>arm64</code></td><td>bounced</td>")
+        self.assertNotIn("exposure on real machines", self.page[self.page.index('id="site-2"'):])
         for s in self.payload["sites"]:
             self.assertIn(s["function"], self.text)
 
@@ -209,7 +217,8 @@ class SweepHtml(unittest.TestCase):
         self.assertIn("uvc_status_start+0x4f/0x70 [uvcvideo]", t)       # the stack
         self.assertIn("/runs/sweep-6.12/usb-camera/console.log:412", t)
         self.assertIn("shares a cache line with other data of its object [object offset=977]", t)
-        self.assertEqual([x for x, _ in self.c.tags].count("details"), 4)
+        # a stack and an excerpt per site, and the exposure table of the one with rows
+        self.assertEqual([x for x, _ in self.c.tags].count("details"), 5)
         self.assertIn("drivers/media/usb/uvc/uvc_status.c:312", t)
 
     def test_layout_round_trip(self):

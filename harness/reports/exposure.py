@@ -1,0 +1,188 @@
+"""On which real machines a DMA buffer that shares a cache line corrupts memory.
+
+The detector models one non-coherent machine with 128-byte lines.  Real
+machines differ in three ways, all read from the kernel's own source
+(linux-source-7.3 unless a row says otherwise):
+
+- whether DMA is coherent at all: x86 and 64-bit PowerPC servers snoop the
+  caches, so a shared line never corrupts there;
+- the CPU's cache line, the unit that an invalidate before the device's
+  write throws away and a writeback after it puts back: a buffer can share
+  a 128-byte model line and still own its 32-byte lines;
+- whether the kernel bounces the mapping: since 6.5, arm64 (and RISC-V
+  with SWIOTLB) stop padding kmalloc() to ARCH_DMA_MINALIGN and instead
+  bounce a streaming mapping through swiotlb when the device is not
+  coherent, the direction is not DMA_TO_DEVICE and the mapping is small:
+  ``dma_kmalloc_needs_bounce()`` in include/linux/dma-map-ops.h, size below
+  2 x ARCH_DMA_MINALIGN and ``kmalloc_size_roundup(size)`` not a multiple
+  of ``dma_get_cache_alignment()``.  The device then writes the bounce
+  buffer and unmapping copies only the buffer's bytes back: the sharing is
+  masked, at the cost of a copy (and the CPU must still keep away from the
+  buffer itself while it is mapped).
+
+A mapping of DMA_TO_DEVICE never corrupts a neighbour (cleaning a line
+before the device reads is not destructive), on any machine.
+
+Every verdict assumes a device that is not cache-coherent on that machine:
+a device tree's dma-coherent, an ACPI _CCA of 1, or a virtio device that a
+hypervisor emulates (its memory is the CPU's, and without
+VIRTIO_F_ACCESS_PLATFORM virtio does not even use the DMA API) make the
+same site harmless there.  A virtio site matters on such a machine for
+virtio in hardware (vDPA, DPUs) that is not coherent.
+
+``ARCHES`` is the table; ``assess(facts, version)`` gives one verdict per
+row for a site; ``summary()`` says it in one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from . import layout
+from ..kernel.series import version_key   # "6.12" -> (6, 12)
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    noncoherent: str            # which machines of the architecture do non-coherent DMA
+    line: int = 0               # the CPU cache line that matters (0: DMA always coherent)
+    lines_seen: str = ""        # the range of line sizes among its CPUs
+    dma_minalign: int = 0       # ARCH_DMA_MINALIGN (0: not defined)
+    bounce_since: Optional[str] = None   # kernel version that bounces small mappings
+    bounce_note: str = ""
+    source: str = ""            # where in the kernel tree this comes from
+
+
+ARCHES: tuple[Arch, ...] = (
+    Arch("x86_64", "none: DMA snoops the caches", source="arch/x86 (no arch_sync_dma_*)"),
+    Arch("arm64", "devices without dma-coherent in the device tree (most embedded SoCs)",
+         line=64, lines_seen="64 (CTR_EL0.CWG; 128 on a few)", dma_minalign=128,
+         bounce_since="6.5",
+         bounce_note="select DMA_BOUNCE_UNALIGNED_KMALLOC (arch/arm64/Kconfig)",
+         source="arch/arm64/include/asm/cache.h: L1_CACHE_SHIFT 6, ARCH_DMA_MINALIGN 128"),
+    Arch("riscv", "SoCs without coherent DMA (Zicbom cache maintenance)",
+         line=64, lines_seen="64", dma_minalign=64, bounce_since="6.12",
+         bounce_note="select DMA_BOUNCE_UNALIGNED_KMALLOC if SWIOTLB (in 6.12 and 7.3)",
+         source="arch/riscv/include/asm/cache.h: L1_CACHE_SHIFT 6, "
+                "ARCH_DMA_MINALIGN L1_CACHE_BYTES"),
+    Arch("arm", "32-bit SoCs (no coherent interconnect on most)",
+         line=64, lines_seen="32 or 64 (ARM_L1_CACHE_SHIFT; 64 on ARMv7)", dma_minalign=64,
+         source="arch/arm/include/asm/cache.h: ARCH_DMA_MINALIGN L1_CACHE_BYTES"),
+    Arch("mips", "CONFIG_DMA_NONCOHERENT platforms (most embedded MIPS)",
+         line=32, lines_seen="16 to 128 (MIPS_L1_CACHE_SHIFT; 32 on most MIPS32)",
+         dma_minalign=128,
+         source="arch/mips/include/asm/mach-generic/kmalloc.h: ARCH_DMA_MINALIGN 128"),
+    Arch("powerpc32", "CONFIG_NOT_COHERENT_CACHE: 44x, 8xx, MPC512x (64-bit is coherent)",
+         line=32, lines_seen="16 (8xx) or 32", dma_minalign=32,
+         source="arch/powerpc/include/asm/cache.h: L1_CACHE_SHIFT 5 (4 on 8xx), "
+                "ARCH_DMA_MINALIGN L1_CACHE_BYTES with NOT_COHERENT_CACHE"),
+)
+
+# kmalloc's caches where the smallest kmalloc alignment is 8 (arm64, riscv
+# since their bouncing): kmalloc_size_roundup() goes to the next of these
+_KMALLOC_SIZES = (8, 16, 32, 64, 96, 128, 192, 256)
+
+CORRUPTS = "corrupts"
+BOUNCED = "bounced"
+OWN_LINES = "own-lines"
+COHERENT = "coherent"
+TO_DEVICE = "to-device"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    arch: str
+    verdict: str        # CORRUPTS, BOUNCED, OWN_LINES, COHERENT, TO_DEVICE
+    line: int
+    why: str
+
+    def to_json(self) -> dict:
+        return {"arch": self.arch, "verdict": self.verdict, "line": self.line, "why": self.why}
+
+
+def kmalloc_size_roundup(size: int) -> int:
+    """kmalloc_size_roundup() with 8-byte kmalloc alignment, up to a page."""
+    for s in _KMALLOC_SIZES:
+        if size <= s:
+            return s
+    p = 512
+    while p < size:
+        p *= 2
+    return p
+
+
+def bounced(arch: Arch, length: int, version: Optional[str]) -> bool:
+    """Does dma_kmalloc_needs_bounce() send this mapping through swiotlb?"""
+    if arch.bounce_since is None:
+        return False
+    if version is not None and version_key(version) < version_key(arch.bounce_since):
+        return False
+    return length < 2 * arch.dma_minalign and kmalloc_size_roundup(length) % arch.line != 0
+
+
+def shared_bytes(f: layout.DmaFacts, line: int) -> tuple[int, int]:
+    """Bytes of the buffer's object in the buffer's first and last `line`-byte
+    lines, before and after it.  The lines start where the detector's model
+    lines do (a model line of 128 bytes holds whole lines of any size that
+    divides it)."""
+    phase = layout.line_phase(f) % line
+    first = f.offset - ((f.offset - phase) % line)
+    end = f.end
+    last = end + ((phase - end) % line)
+    before = f.offset - max(first, 0)
+    after = max(min(last, f.object_size) - end, 0)
+    return before, after
+
+
+def assess(f: layout.DmaFacts, version: Optional[str] = None) -> list[Verdict]:
+    """One verdict per row of ARCHES for a site's buffer (a sharing or an
+    overflow report's facts), on kernel `version` (None: the current one)."""
+    out = []
+    direction = (f.direction or "").upper()
+    for a in ARCHES:
+        if not a.line:
+            out.append(Verdict(a.name, COHERENT, 0, "DMA is cache-coherent"))
+            continue
+        if direction == "DMA_TO_DEVICE":
+            out.append(Verdict(a.name, TO_DEVICE, a.line,
+                               "to the device only: cleaning a line is not destructive"))
+            continue
+        if bounced(a, f.length, version):
+            out.append(Verdict(a.name, BOUNCED, a.line,
+                               f"a {f.length}-byte mapping (kmalloc size "
+                               f"{kmalloc_size_roundup(f.length)}, not a multiple of "
+                               f"{a.line}) is bounced through swiotlb since "
+                               f"{a.bounce_since}: masked"))
+            continue
+        before, after = shared_bytes(f, a.line)
+        if f.rule == "overflow" or before or after:
+            what = ("maps past its object" if f.rule == "overflow" else
+                    f"{before} bytes before and {after} after it share its {a.line}-byte lines")
+            out.append(Verdict(a.name, CORRUPTS, a.line, what))
+        else:
+            out.append(Verdict(a.name, OWN_LINES, a.line,
+                               f"the buffer fills its {a.line}-byte lines alone"))
+    return out
+
+
+def summary(verdicts: list[Verdict]) -> str:
+    """'corrupts on arm, mips, powerpc32; bounced on arm64, riscv; never on x86_64'."""
+    groups: dict[str, list[str]] = {}
+    for v in verdicts:
+        groups.setdefault(v.verdict, []).append(v.arch)
+    words = {CORRUPTS: "corrupts on", BOUNCED: "bounced (masked) on",
+             OWN_LINES: "own lines on", TO_DEVICE: "to-device, safe on",
+             COHERENT: "coherent on"}
+    return "; ".join(f"{words[k]} {', '.join(groups[k])}"
+                     for k in (CORRUPTS, BOUNCED, OWN_LINES, TO_DEVICE, COHERENT) if k in groups)
+
+
+def table_text() -> str:
+    """The architecture table, for --help and the README."""
+    rows = [f"{'arch':10} {'line':>5} {'DMA_MINALIGN':>12}  bounce  non-coherent DMA"]
+    for a in ARCHES:
+        rows.append(f"{a.name:10} {a.line or '-':>5} {a.dma_minalign or '-':>12}  "
+                    f"{a.bounce_since or '-':6}  {a.noncoherent}")
+    return "\n".join(rows)
