@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from argparse import RawDescriptionHelpFormatter
 from pathlib import Path
 
 from .. import errors, jsonout
 from ..progress import Progress
 from ..boot import settings
 from ..checks import sweep, sweeptable
-from ..output import sweephtml
-from .common import boot_group, command_parser, emit, flags, variant_spec
+from ..output import sitemail, sweephtml
+from .. import files
+from .common import EPILOG, boot_group, command_parser, emit, flags, output_group, variant_spec
 
 
 def cmd_sweep(a) -> int:
@@ -56,8 +58,20 @@ def cmd_sweep(a) -> int:
     return code
 
 
+def cmd_site_report(a) -> int:
+    payload = files.read_json(a.sweep_json, "the sweep's JSON")
+    if not isinstance(payload, dict):
+        raise errors.InputError(f"{a.sweep_json}: not the JSON of a sweep (not an object)",
+                                path=str(a.sweep_json))
+    mail = sitemail.render(payload, a.site, a.sweep_json, a.fix)
+    if a.output:
+        jsonout.write_text(a.output, mail.text())
+    emit(a, mail.to_json(), mail.text().rstrip("\n"))
+    return errors.EXIT_OK
+
+
 def add_parsers(sub) -> None:
-    """sweep."""
+    """sweep, site-report."""
     sw = command_parser(
         sub, "sweep", cmd_sweep, "boot every QEMU device model of the catalogue; list the "
         "DMA sharing sites",
@@ -91,3 +105,23 @@ def add_parsers(sub) -> None:
                         "JSON carries its console whole (`collect` folds the sites)")
     boot_group(sw, timeout_help="seconds a boot may take before its workload", timeout=300,
                smp=1)
+    sr = sub.add_parser(
+        "site-report", help="one sweep site as a report to mail its maintainers",
+        description="Write, for one site of a sweep, the report a maintainer wants: a subject; "
+        "what maps what; the structure layout around the line; the mapping stack; the CPU's "
+        "access to the device-owned bytes with its stack (read from the boot's console when "
+        "it lies in the sweep's folder); on which real machines it corrupts (the exposure "
+        "table); the kernel and package version; the dmaharness command that reproduces it; "
+        "and the fix patch, with --fix. SITE is a row number of the sweep's table, a site key "
+        "or the mapping function (when it names one site). Nothing is run; only --output is "
+        "written.", epilog=EPILOG, formatter_class=RawDescriptionHelpFormatter)
+    sr.add_argument("sweep_json", type=Path, metavar="SWEEP_JSON",
+                    help="a sweep's sweep.json (or its --json output)")
+    sr.add_argument("site", metavar="SITE", help="row number, site key or mapping function")
+    sr.add_argument("--fix", type=Path, metavar="PATCH",
+                    help="a git format-patch mail to append as the proposed fix")
+    sr.add_argument("-o", "--output", type=Path, metavar="FILE",
+                    help="also write the report to FILE")
+    output_group(sr)
+    sr.set_defaults(func=cmd_site_report)
+
