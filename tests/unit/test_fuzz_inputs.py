@@ -193,7 +193,7 @@ class Grammar:
         r = self.r
         cmd = r.choice(["build", "boot", "kunit", "run", "run-case", "bisect", "sweep",
                         "plan", "collect", "campaign", "cache", "profiles", "reports", "diff",
-                        "bisect-run", "job"])
+                        "bisect-run", "job", "site-report"])
         o = self.OPTS
         if cmd == "reports":
             return ["reports", self.path()] + (["--json"] if r.random() < 0.6 else [])
@@ -204,6 +204,11 @@ class Grammar:
                     + (["--case", self.path()] if r.random() < 0.3 else []))
         if cmd == "job":
             return ["job", self.text()]
+        if cmd == "site-report":
+            return (["site-report", self.path(), r.choice([self.text(), "1", "2"])]
+                    + (["--fix", self.path()] if r.random() < 0.3 else [])
+                    + (["-o", str(self.out / "mail.txt")] if r.random() < 0.3 else [])
+                    + (["--json"] if r.random() < 0.6 else []))
         argv = {"run-case": ["run", "--case", self.path()],
                 "plan": ["plan", r.choice(["case", "bisect", "sweep", "x"])]
                 + ([self.path()] if r.random() < 0.7 else []) + ["-o", str(self.out / "plan")],
