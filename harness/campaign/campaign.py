@@ -752,7 +752,9 @@ def run_ssh(c: Campaign, hosts, per_host: int | None, progress, remote_dir: str,
         return 0
     lay = remote.Layout.of(remote_dir, c.folder, str(c.about.get("created", "")))
     if prepare:
-        remote.prepare(hosts, lay, c.folder, progress)
+        kernels = [j.argv[i + 1] for j in c.jobs for i, x in enumerate(j.argv[:-1])
+                   if x == "--kernel"]
+        remote.prepare(hosts, lay, c.folder, progress, kernels)
     else:       # a bisection's next step: its jobs are new in campaign.json
         remote.send_campaign(hosts, lay, c.folder)
     cmd = remote.parallel_command(c.folder, hosts, lay, c.jobs, per_host)

@@ -6,9 +6,10 @@ same ssh command GNU parallel will use):
   1. the checkout, synced with rsync into REMOTE/checkout-<id>: the files
      git knows (tracked, and untracked ones .gitignore does not exclude);
      the host's own build products (fake-device/build ...) are left alone;
-  2. `make deps` there (as root it installs; otherwise it names the
-     apt-get line and fails: the host is named in the error), then the
-     C tools (`make c-tools`);
+  2. `make deps-run` there, with KERNEL=X.Y for each version the jobs
+     name (as root it installs; otherwise it names the apt-get line and
+     fails: the host is named in the error), then the fake camera and the
+     agent: what a job needs, not the test suite's packages;
   3. the campaign's own files (campaign.json, jobs.txt, the case copy)
      into REMOTE/campaigns/<campaign id>/.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -32,6 +34,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from .. import errors, files, paths
 from ..errors import EnvError, InputError
@@ -184,8 +187,18 @@ def _run(h: Host, argv: list[str], what: str, timeout: float, input: bytes | Non
     return out
 
 
-def prepare_host(h: Host, lay: Layout, folder: Path, progress) -> float:
-    """Checkout, make deps, C tools and the campaign's files on one host."""
+def deps_command(kernels: Sequence[str] = ()) -> str:
+    """What a worker installs and builds: `make run`'s package set (with the
+    source package of each X.Y the jobs name: 6.12's is not in it) and the
+    C tools a job uses, never the test-only packages (Chromium, Slurm, ...)."""
+    sets = [f"make -s deps-run KERNEL={k}" for k in sorted(set(kernels))
+            if re.fullmatch(r"\d{1,2}\.\d{1,3}", k)] or ["make -s deps-run"]
+    return " && ".join(sets + ["make -s fake-device agent"])
+
+
+def prepare_host(h: Host, lay: Layout, folder: Path, progress,
+                 kernels: Sequence[str] = ()) -> float:
+    """Checkout, make deps (the run set), C tools and the campaign's files on one host."""
     t0 = time.monotonic()
     ck, cp = _in_home(lay.checkout), _in_home(lay.campaign)
     _run(h, h.argv(f"mkdir -p {ck} {cp}/results && command -v rsync >/dev/null && "
@@ -196,8 +209,8 @@ def prepare_host(h: Host, lay: Layout, folder: Path, progress) -> float:
     rsync = ["rsync", "-a", "--from0", "--files-from=-", "-e", _rsync_ssh(h)]
     _run(h, rsync + [f"{paths.REPO}/", f"{h.target}:{lay.checkout}/"], "syncing the checkout", 1800,
          input=_checkout_files())
-    progress.note(f"[prepare] {h.name}: make deps, make c-tools")
-    _run(h, h.argv(f"cd {ck} && make -s deps && make -s c-tools"), "make deps / make c-tools", 3600)
+    progress.note(f"[prepare] {h.name}: make deps-run, the fake camera and the agent")
+    _run(h, h.argv(f"cd {ck} && {deps_command(kernels)}"), "make deps-run / C tools", 3600)
     _send_campaign(h, lay, folder)
     return time.monotonic() - t0
 
@@ -215,7 +228,8 @@ def send_campaign(hosts: list[Host], lay: Layout, folder: Path) -> None:
         _send_campaign(h, lay, folder)
 
 
-def prepare(hosts: list[Host], lay: Layout, folder: Path, progress) -> dict[str, float]:
+def prepare(hosts: list[Host], lay: Layout, folder: Path, progress,
+            kernels: Sequence[str] = ()) -> dict[str, float]:
     """Prepare every host at once; the first failure (by host order) is raised
     after all have finished, so no half-done transfer is left running."""
     if not shutil.which("rsync"):
@@ -226,7 +240,7 @@ def prepare(hosts: list[Host], lay: Layout, folder: Path, progress) -> dict[str,
 
     def one(h: Host) -> None:
         try:
-            took[h.name] = prepare_host(h, lay, folder, progress)
+            took[h.name] = prepare_host(h, lay, folder, progress, kernels)
         except BaseException as e:          # noqa: BLE001 (re-raised below)
             failed[h.name] = e
 

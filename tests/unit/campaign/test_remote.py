@@ -153,3 +153,18 @@ class StopSession(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WorkerDeps(unittest.TestCase):
+    """A worker gets make run's packages (and each job kernel's source), never
+    the test suite's; a version that is not X.Y never reaches the shell."""
+
+    def test_run_set_and_the_jobs_kernels(self):
+        r = remote
+        self.assertEqual(r.deps_command(), "make -s deps-run && make -s fake-device agent")
+        self.assertEqual(r.deps_command(["7.3", "6.12", "7.3"]),
+                         "make -s deps-run KERNEL=6.12 && make -s deps-run KERNEL=7.3 && "
+                         "make -s fake-device agent")
+        self.assertEqual(r.deps_command(["6.1; touch /tmp/x", "$(id)"]),
+                         "make -s deps-run && make -s fake-device agent")
+        self.assertNotIn("make -s deps ", r.deps_command(["6.1"]) + " ")
