@@ -164,7 +164,9 @@ const struct ctrl_def cam_ctrls[] = {
 	 * Asynchronous, as on many real cameras: a SET_CUR returns at once and
 	 * the camera reports the change on the status endpoint when the lens
 	 * got there.  uvcvideo keeps the control pending, with a power and
-	 * status reference (7.x), until that status packet arrives.
+	 * status reference (7.x), until that status packet arrives.  This
+	 * camera's lens never gets there: no flood pattern reports the
+	 * control (flood.c), so a set stays pending until its handle closes.
 	 */
 	{ .name = "Focus, Absolute", .unit = CT, .selector = 0x06, .len = 2,
 	  .info = GSA | UVC_INFO_ASYNC, .flags = CTRL_MAPPED,

@@ -161,7 +161,13 @@ static const struct ctrl_def *mapped_ctrl(unsigned k)
 		for (size_t i = 0; i < cam_n_ctrls; i++) {
 			const struct ctrl_def *c = &cam_ctrls[i];
 
+			/*
+			 * An asynchronous control's change is reported when a
+			 * set of it completes, never on its own: the control
+			 * flood leaves it out (desc.c: Focus, Absolute).
+			 */
 			if (!(c->flags & CTRL_MAPPED) ||
+			    (c->info & UVC_INFO_ASYNC) ||
 			    5u + c->len > CAM_STATUS_MAX_LEN)
 				continue;
 			if (seen++ == k)

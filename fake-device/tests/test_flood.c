@@ -72,8 +72,11 @@ static void test_control_pattern(void **state)
 				    ctl->len);
 		seen[cam_ctrl_index(ctl)]++;
 	}
+	/* every mapped control but the asynchronous ones (reported only when
+	 * a set completes, which this camera's never does) */
 	for (size_t i = 0; i < cam_n_ctrls; i++)
-		if (cam_ctrls[i].flags & CTRL_MAPPED)
+		if ((cam_ctrls[i].flags & CTRL_MAPPED) &&
+		    !(cam_ctrls[i].info & UVC_INFO_ASYNC))
 			assert_true(seen[i] > 0);
 		else
 			assert_int_equal(seen[i], 0);
