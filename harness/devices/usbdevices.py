@@ -270,7 +270,7 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
         v, d = f"{p.vid:04x}", f"{p.pid:04x}"
         lines += [
             f"if d=$(find_dev {v} {d} {seen[p.id]}); then",
-            f"  bus=$(cat $d/busnum); dev=$(cat $d/devnum)",
+            "  bus=$(cat $d/busnum); dev=$(cat $d/devnum)",
             f"  say {i} found $bus:$dev {v}:{d} $(basename $d)",
             f"  echo \"{i} $bus $dev\" >> /tmp/devices",
             "  for f in $d/$(basename $d):*; do",

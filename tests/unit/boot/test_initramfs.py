@@ -1,6 +1,5 @@
 import re
 import shlex
-import shutil
 import subprocess
 import tempfile
 import unittest

@@ -2,7 +2,6 @@
 the GNU parallel command, the checkout's file list; proc.stop_session."""
 
 import os
-import shlex
 import subprocess
 import sys
 import tempfile

@@ -3,7 +3,6 @@ outcome's rows annotated with them (printed once)."""
 
 import contextlib
 import dataclasses
-import shutil
 import tempfile
 import unittest
 from pathlib import Path
