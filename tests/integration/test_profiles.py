@@ -31,6 +31,7 @@ FIX = ROOT / "tests" / "fixtures" / "profiles"
 DEEP = os.environ.get("DMAHARNESS_DEEP_TESTS") == "1"
 sys.path.insert(0, str(Path(__file__).parent))
 from test_boot import run  # noqa: E402
+from tests.integration import chance  # noqa: E402
 
 LOCKDEP = re.compile(r"^possible deadlock in uvc_")
 LEAK = re.compile(r"^memory leak in uvc_")
@@ -139,10 +140,12 @@ class FullProfile61(Profiles, unittest.TestCase):
         self.stock_and_fixtures()
 
     def test_seed_case_keeps_its_outcome(self):
-        r = run("run", "--case", str(ROOT / "patches/6.1/cases/uvc-status-buffer"),
-                "--profile", "full", "--runs", "1", "--json", timeout=5400)
+        # 6.1's dma-owned report needs a read while the URB is mapped: a before
+        # run that missed it (and only that) is run again, at most 3 times
+        r, out, _, _ = chance.run_case(
+            ["run", "--case", str(ROOT / "patches/6.1/cases/uvc-status-buffer"),
+             "--profile", "full", "--runs", "1"], attempts=3, timeout=5400)
         self.assertEqual(r.returncode, 0, f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
-        out = json.loads(r.stdout)
         self.assertTrue(out["ok"])
         self.assertEqual(out["profile"], "full")
 
