@@ -347,8 +347,10 @@ class SeedCase(unittest.TestCase):
     On 6.x the KASAN dma-owned report needs the agent's EVIOCGPHYS read (or a
     close's flush_status write) to land while the status URB is mapped: a
     before run that misses it is run again (chance.run_case), at most 3
-    times.  Measured per-run miss rates are bench/seed-signal's (README,
-    "Figures"); 7.3's dma-owned write is deterministic."""
+    times.  Measured (bench/seed-signal, this short form, 2026-12-06): every
+    expected report in 100 of 100 runs on 6.1 and on 7.3, 80 of them beside
+    a make test; at the 95% bound of 0.03 a run, 3 attempts fail by chance
+    with probability below 3e-5.  7.3's dma-owned write is deterministic."""
 
     def case(self, version):
         folder = ROOT / "patches" / version / "cases" / "uvc-status-buffer"
