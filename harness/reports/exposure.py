@@ -20,6 +20,11 @@ machines differ in three ways, all read from the kernel's own source
   masked, at the cost of a copy (and the CPU must still keep away from the
   buffer itself while it is mapped).
 
+"Corrupts" means the sharing is there on that machine: a CPU access to
+the other bytes while the device owns the line loses data (the site's
+dma-owned column says whether one was seen; a sharing-only site corrupts
+nothing until something touches those bytes during a transfer).
+
 A mapping of DMA_TO_DEVICE never corrupts a neighbour (cleaning a line
 before the device reads is not destructive), on any machine.
 
@@ -126,14 +131,18 @@ def shared_bytes(f: layout.DmaFacts, line: int) -> tuple[int, int]:
     """Bytes of the buffer's object in the buffer's first and last `line`-byte
     lines, before and after it.  The lines start where the detector's model
     lines do (a model line of 128 bytes holds whole lines of any size that
-    divides it)."""
+    divides it).  Only the bytes the detector counted as the object's data
+    can be shared: its ``before``/``after`` (the model line's shared bytes,
+    which stop at a kmalloc object's requested end); the object's size
+    when the report does not give them."""
     phase = layout.line_phase(f) % line
     first = f.offset - ((f.offset - phase) % line)
     end = f.end
     last = end + ((phase - end) % line)
-    before = f.offset - max(first, 0)
-    after = max(min(last, f.object_size) - end, 0)
-    return before, after
+    lo = max(first, 0, f.offset - f.before) if f.before is not None else max(first, 0)
+    hi = min(last, f.object_size, end + f.after) if f.after is not None else \
+        min(last, f.object_size)
+    return f.offset - lo, max(hi - end, 0)
 
 
 def assess(f: layout.DmaFacts, version: Optional[str] = None) -> list[Verdict]:

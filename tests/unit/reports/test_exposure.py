@@ -11,11 +11,13 @@ SEED = ("DMA-API: usb 1-1: device driver maps a buffer that shares a cache line 
         "[buffer size=16] [shared bytes before=81 after=31] [line size=128] [DMA_FROM_DEVICE]")
 
 
-def facts(offset, length, size=2048, cache="kmalloc-2k", direction="DMA_FROM_DEVICE"):
+def facts(offset, length, size=2048, cache="kmalloc-2k", direction="DMA_FROM_DEVICE",
+          before=64, after=64):
     return layout.parse_facts(
         "DMA-API: x: device driver maps a buffer that shares a cache line with other data of "
         f"its object [object offset={offset}] [object size={size}] [cache={cache}] "
-        f"[buffer size={length}] [shared bytes before=1 after=1] [line size=128] [{direction}]")
+        f"[buffer size={length}] [shared bytes before={before} after={after}] [line size=128] "
+        f"[{direction}]")
 
 
 def verdicts(f, version=None):
@@ -66,7 +68,16 @@ class Rows(unittest.TestCase):
 
     def test_a_buffer_at_the_objects_end_shares_nothing_after_it(self):
         # the last 16 bytes of a 2 KiB object: nothing of the object after it
-        self.assertEqual(exposure.shared_bytes(facts(2032, 16), 32), (16, 0))
+        self.assertEqual(exposure.shared_bytes(facts(2032, 16, before=112, after=0), 32), (16, 0))
+
+    def test_only_the_data_the_detector_counted_is_shared(self):
+        # __uvc_query_ctrl's 4 bytes at 0 of a kmalloc-32 object whose request
+        # ends 2 bytes after the buffer: 2 bytes shared, not the 28 of slack
+        f = facts(0, 4, size=32, cache="kmalloc-32", before=0, after=2)
+        self.assertEqual(exposure.shared_bytes(f, 32), (0, 2))
+        # a request that ends with the buffer shares nothing on any real line
+        f = facts(0, 4, size=32, cache="kmalloc-32", before=0, after=0)
+        self.assertEqual(verdicts(f, "6.1")["arm"], exposure.OWN_LINES)
 
     def test_kmalloc_size_roundup(self):
         self.assertEqual([exposure.kmalloc_size_roundup(n) for n in (1, 9, 33, 65, 97, 129, 193,
