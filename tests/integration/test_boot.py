@@ -348,8 +348,8 @@ class SeedCase(unittest.TestCase):
     close's flush_status write) to land while the status URB is mapped: a
     before run that misses it is run again (chance.run_case), at most 3
     times.  Measured (bench/seed-signal, this short form, 2026-12-06): every
-    expected report in 100 of 100 runs on 6.1 and on 7.3, 80 of them beside
-    a make test; at the 95% bound of 0.03 a run, 3 attempts fail by chance
+    expected report in 100 of 100 runs on 6.1, 6.12 and 7.3 (80 of the 6.1
+    and 7.3 runs beside a make test); at the 95% bound of 0.03 a run, 3 attempts fail by chance
     with probability below 3e-5.  7.3's dma-owned write is deterministic."""
 
     def case(self, version):
