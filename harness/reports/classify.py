@@ -152,3 +152,31 @@ def _classify(body: str) -> Optional[_Class]:
         if ch.header.literal in body and not (ch.suppress and ch.suppress.search(body)):
             return "HEADER", ch, _provisional(ch, body)
     return None
+
+
+# --------------------------------------------------------------------------
+# What the parser (engine) looks for in the lines of an open report
+
+_REG_PREFIXES = (
+    "RIP:", "Code:", "RSP:", "RAX:", "RBX:", "RDX:", "RBP:", "R08:", "R10:",
+    "R13:", "FS:", "CS:", "CR0:", "CR2:", "DR0:", "DR3:", "PKRU:", "EIP:",
+    "EAX:", "ESI:", "DS:", "CR4:", "Kernel Offset:", "Modules linked in:",
+    "Dumping ftrace buffer", "---[ end Kernel panic",
+)
+
+_FEED_FIRST = frozenset("-RWNEIpP")
+_RIP_PREFIXES = ("RIP: ", "EIP: ", "IP: ", "pc : ", "PC is at ")
+_MAX_REPORT_LINES = 2000  # a report that never ends stops swallowing the log here
+_PRE_LINE_DISTANCE = 5  # a cut-here/banner line belongs to a header this close
+_KERNEL_LINE_RE = re.compile(r"(?:<\d+>)?\[ *\d+\.\d+\]")
+_CONTINUATION = re.compile("|".join(re.escape(p) for p in rr.CONTINUATIONS))
+_PEEK_FRAME_RE = re.compile(r"\s++(?:\[<[0-9a-fx]++>\]\s++)?(?:\? )?[A-Za-z_$][\w.$]*+\+0x")
+_REPLAY = "** replaying previous printk message **"
+_FIRMWARE_RE = re.compile(r"SeaBIOS|Decompressing Linux|Booting from ")
+_BLOCKER_RE = re.compile(rr.HUNG_BLOCKER)
+_TASK_HUNG = rr.BY_NAME["task-hung"]
+# Where a sanitizer's report prints from: a WARNING from there, inside the
+# report, is the report's own printing failing (stack_depot_fetch() on an
+# allocation record the reported overflow overwrote), not a report of its own
+_REPORTING_CODE = re.compile(r"\b(?:lib/stackdepot\.c|mm/kasan/|mm/kfence/|mm/kmsan/)"
+                             r"|\bat (?:stack_depot_|kasan_|kfence_|print_report\b)")

@@ -100,10 +100,13 @@ from typing import Iterable, Iterator, Optional
 from . import rules as rr
 from .builder import (LOCK_OWNER, _AUX_SECTIONS, _Builder, _clean_frames, _frame_text, _memo,
                       _our_title, _title_text)
-from .classify import (_BOOTING, _Class, _DMA_DEV_RE, _DMA_MSG, _DMA_OWNED, _DMA_RULE,
-                       _HEADER_LITERALS, _HEADS, _KMEMLEAK, _MEMORY_LEAK, _ODD_STARTS,
-                       _START_HEADS, _START_PREFIXES, _WARNING, _classify, _dma_kind,
-                       _is_candidate, _normalize_text, _panic_message)
+from .classify import (_BLOCKER_RE, _BOOTING, _Class, _CONTINUATION, _DMA_DEV_RE, _DMA_MSG,
+                       _DMA_OWNED, _DMA_RULE, _FEED_FIRST, _FIRMWARE_RE, _HEADER_LITERALS,
+                       _HEADS, _KERNEL_LINE_RE, _KMEMLEAK, _MAX_REPORT_LINES, _MEMORY_LEAK,
+                       _ODD_STARTS, _PEEK_FRAME_RE, _PRE_LINE_DISTANCE, _REG_PREFIXES, _REPLAY,
+                       _REPORTING_CODE, _RIP_PREFIXES, _START_HEADS, _START_PREFIXES,
+                       _TASK_HUNG, _WARNING, _classify, _dma_kind, _is_candidate,
+                       _normalize_text, _panic_message)
 from .frames import (_DIGITS, _FOREIGN_PREFIX, _FRAME_RE, _HEADER_FUNC_RE, _INLINE_FRAME_RE,
                      _JOURNAL_RE, _RIP_RE, _STACK_MARKERS, _norm_func, _split_prefix)
 from .titles import NO_FRAMES, describe, is_corrupted
@@ -254,31 +257,8 @@ class Signature:
 # --------------------------------------------------------------------------
 # The parser
 
-_REG_PREFIXES = (
-    "RIP:", "Code:", "RSP:", "RAX:", "RBX:", "RDX:", "RBP:", "R08:", "R10:",
-    "R13:", "FS:", "CS:", "CR0:", "CR2:", "DR0:", "DR3:", "PKRU:", "EIP:",
-    "EAX:", "ESI:", "DS:", "CR4:", "Kernel Offset:", "Modules linked in:",
-    "Dumping ftrace buffer", "---[ end Kernel panic",
-)
-
-_FEED_FIRST = frozenset("-RWNEIpP")
-_RIP_PREFIXES = ("RIP: ", "EIP: ", "IP: ", "pc : ", "PC is at ")
-_MAX_REPORT_LINES = 2000  # a report that never ends stops swallowing the log here
-_PRE_LINE_DISTANCE = 5  # a cut-here/banner line belongs to a header this close
-_KERNEL_LINE_RE = re.compile(r"(?:<\d+>)?\[ *\d+\.\d+\]")
-_CONTINUATION = re.compile("|".join(re.escape(p) for p in rr.CONTINUATIONS))
-_PEEK_FRAME_RE = re.compile(r"\s++(?:\[<[0-9a-fx]++>\]\s++)?(?:\? )?[A-Za-z_$][\w.$]*+\+0x")
-_REPLAY = "** replaying previous printk message **"
-_FIRMWARE_RE = re.compile(r"SeaBIOS|Decompressing Linux|Booting from ")
-_BLOCKER_RE = re.compile(rr.HUNG_BLOCKER)
-_TASK_HUNG = rr.BY_NAME["task-hung"]
 _STACK_SECTIONS = ("Call Trace", "backtrace", "NMI backtrace", LOCK_OWNER)
 _OWNER_TASK = re.compile(r"task:\S").match   # sched_show_task()'s first line
-# Where a sanitizer's report prints from: a WARNING from there, inside the
-# report, is the report's own printing failing (stack_depot_fetch() on an
-# allocation record the reported overflow overwrote), not a report of its own
-_REPORTING_CODE = re.compile(r"\b(?:lib/stackdepot\.c|mm/kasan/|mm/kfence/|mm/kmsan/)"
-                             r"|\bat (?:stack_depot_|kasan_|kfence_|print_report\b)")
 
 
 def _finish(b: _Builder, truncated: bool) -> Report:
