@@ -85,10 +85,14 @@ class Site:
                 "devices": list(self.devices), "boots": self.boots,
                 "dma_owned": bool(self.owned), "dma_owned_titles": list(self.owned),
                 "dma_owned_boots": self.owned_boots,
-                "exposure": [v.to_json() for v in self.exposure()],
-                "exposure_summary": exposure.summary(self.exposure()),
+                **_exposure_json(self.exposure()),
                 "evidence": {"console": self.console, "first_line": self.first_line,
                              "excerpt": list(self.excerpt), "stack": list(self.stack)}}
+
+
+def _exposure_json(verdicts: list[exposure.Verdict]) -> dict:
+    return {"exposure": [v.to_json() for v in verdicts],
+            "exposure_summary": exposure.summary(verdicts)}
 
 
 @dataclass
@@ -220,7 +224,9 @@ def format_text(table: Table, runs: Sequence = (), *, details: bool = True) -> s
                    + (f"; dma-owned in {s.owned_boots}: {'; '.join(s.owned)}" if s.owned else ""))
         if s.location:
             out.append(f"   at {s.location}")
-        out.append(f"   exposure: {exposure.summary(s.exposure())}")
+        if not (details and s.layout is not None and s.layout.exposure_summary):
+            # (a layout from enrichment prints the same line itself)
+            out.append(f"   exposure: {exposure.summary(s.exposure())}")
         if details and s.layout is not None:
             out.append(s.layout.format_text("   ").rstrip("\n"))
         if details and s.console:

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace as NS
 
 from harness.devices import catalogue
-from harness.reports import frames
+from harness.reports import frames, layout
 from harness.checks import sweep, sweeptable
 from harness.errors import InputError
 
@@ -269,6 +269,9 @@ class Folding(unittest.TestCase):
         self.assertTrue(j["exposure_summary"])
         text = sweeptable.format_text(t)
         self.assertIn("   exposure: " + j["exposure_summary"], text)
+        # a site whose layout (from enrichment) carries the line prints it once
+        s.layout = layout.Layout(s.facts, note="x", exposure_summary=j["exposure_summary"])
+        self.assertEqual(sweeptable.format_text(t).count(j["exposure_summary"]), 1)
         # the kunit sites' 16-byte buffers: bounced on arm64 since 6.5, not on 6.1
         k = sweeptable.fold(_runs("a"), version="7.3").sites[0].exposure()
         self.assertEqual({v.arch: v.verdict for v in k}["arm64"], "bounced")
