@@ -20,9 +20,12 @@ is required; any other key is an error)::
     name = "fix"
     role = "after"                       # one or more "after"
     patches = ["0001-x.patch", "fix/0002-y.patch"]
+    [devices]                            # optional: instead of the cameras
+    catalogue = ["virtio-scsi"]          # sweep catalogue entries, with their workloads
     [expect]
     fixed = ["^DMA-API: .* in uvc_status_start$"]
     new_allowed = []                     # optional
+    sites = ["virtscsi_kick_event sharing kmalloc-4k+2168:16 DMA_FROM_DEVICE"]  # optional
 
 ``[run]`` takes every setting of :mod:`harness.boot.settings` that a case may
 fix (flood, duration, cycle_hz, phys_hz, cameras, hotplug, seed,
@@ -30,6 +33,20 @@ agent_args, smp, memory, append, qemu_opts, timeout, silence), spelled as
 the flag without its dashes and with ``_`` for ``-``; a setting it leaves
 out keeps its default, and a flag given on the command line wins over it.
 Patches must stay inside the case's folder.
+
+What a case attaches: by default the fake cameras under the flood (the
+``[run]`` settings above), or USB device profiles (``run.devices``);
+with ``[devices] catalogue``, QEMU device models of the sweep's catalogue
+(harness.devices.catalogue): each boot attaches them all and runs their
+workloads, the kernel is the sweep kernel (the catalogue's drivers
+built in) with the variant's patches, and a workload that fails fails
+the run (the fix must not break the driver).  The camera settings do not
+apply to such a case and are refused in its ``[run]``.
+
+``expect.sites`` names sweep sites (the keys of ``dmaharness sweep``'s
+table, harness.checks.sitekeys; ``*`` matches any text, for an offset
+that moves with the configuration): each must be in every before run and
+in no after run.
 
 ``expect.fixed`` and ``expect.new_allowed`` are Python regular expressions
 searched (``re.search``) in report titles; anchor them with ``^``/``$`` to
@@ -55,9 +72,10 @@ CASE_FILE = "case.toml"
 ROLES = ("before", "after")
 
 _TOP_KEYS = {"name": True, "description": False, "seed": False, "run": False,
-             "variants": True, "expect": True}
+             "devices": False, "variants": True, "expect": True}
+_DEVICES_KEYS = {"catalogue": True}
 _VARIANT_KEYS = {"name": True, "role": True, "patches": True}
-_EXPECT_KEYS = {"fixed": True, "new_allowed": False}
+_EXPECT_KEYS = {"fixed": True, "new_allowed": False, "sites": False}
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,7 @@ class CaseVariant:
 class Expect:
     fixed: tuple[re.Pattern[str], ...]
     new_allowed: tuple[re.Pattern[str], ...] = ()
+    sites: tuple[str, ...] = ()    # sweep site keys: in every before run, in no after run
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,7 @@ class Case:
     run: dict[str, Any]             # the [run] table's settings, typed (harness.boot.settings)
     variants: tuple[CaseVariant, ...]
     expect: Expect
+    catalogue: tuple[str, ...] = ()   # [devices] catalogue: sweep catalogue entries
 
     @property
     def folder(self) -> Path:
@@ -199,7 +219,37 @@ def _expect(path: Path, table: Any) -> Expect:
     _check_keys(path, "expect", table, _EXPECT_KEYS)
     fixed = _regexes(path, "expect.fixed", table["fixed"])
     allowed = _regexes(path, "expect.new_allowed", table.get("new_allowed", []))
-    return Expect(fixed, allowed)
+    sites = _strings(path, "expect.sites", table.get("sites", []))
+    for i, key in enumerate(sites):
+        if len(key.split()) != 4:
+            raise _err(path, f"expect.sites[{i}]", f"{key!r} is not a site key (FUNCTION RULE "
+                       "CACHE+OFFSET:LENGTH DIRECTION, as `dmaharness sweep` prints it)")
+    return Expect(fixed, allowed, tuple(sites))
+
+
+# the [run] settings that drive the cameras and the agent: a case that
+# attaches catalogue devices runs their workloads instead
+CAMERA_SETTINGS = ("flood", "cycle_hz", "phys_hz", "cameras", "hotplug", "seed", "agent_args",
+                   "fail_nth", "fail_nth_max", "devices", "capture", "usb_host")
+
+
+def _devices(path: Path, table: Any, run: dict[str, Any]) -> tuple[str, ...]:
+    if table is None:
+        return ()
+    _check_keys(path, "devices", table, _DEVICES_KEYS)
+    names = _strings(path, "devices.catalogue", table["catalogue"])
+    if not names:
+        raise _err(path, "devices.catalogue", "must name at least one entry of the catalogue")
+    for i, n in enumerate(names):
+        if not paths.is_safe_name(n):
+            raise _err(path, f"devices.catalogue[{i}]", f"{n!r} is not a catalogue entry's name")
+    if len(set(names)) != len(names):
+        raise _err(path, "devices.catalogue", "names an entry twice")
+    clash = [k for k in CAMERA_SETTINGS if k in run]
+    if clash:
+        raise _err(path, f"run.{clash[0]}", "a case with [devices] catalogue runs the entries' "
+                   "workloads, not the cameras: drop " + ", ".join(f"run.{k}" for k in clash))
+    return tuple(names)
 
 
 def load_case(path: Path | str) -> Case:
@@ -220,6 +270,7 @@ def load_case(path: Path | str) -> Case:
                    "(starting with a letter or a digit, at most 128)")
     description = _string(path, "description", data.get("description", ""), empty_ok=True)
     seed = _string(path, "seed", data.get("seed", ""), empty_ok=True)
-    return Case(name=name, description=description, seed=seed, path=path,
-                run=_run(path, data.get("run")), variants=_variants(path, data["variants"]),
-                expect=_expect(path, data["expect"]))
+    run = _run(path, data.get("run"))
+    return Case(name=name, description=description, seed=seed, path=path, run=run,
+                variants=_variants(path, data["variants"]), expect=_expect(path, data["expect"]),
+                catalogue=_devices(path, data.get("devices"), run))

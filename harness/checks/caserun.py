@@ -23,8 +23,8 @@ from ..reports import engine
 from ..reports.engine import Report
 from ..pipeline import (FloodJob, check_devices, ran, Target, VariantSpec, flood_once, new_run_dir,
                         run_parallel, target, with_profile)
-from . import diff, enrich
-from .case import Case, load_case
+from . import casedevices, diff, enrich
+from .case import CAMERA_SETTINGS, Case, load_case
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class CaseRequest:
     runs: int = 2                               # runs per variant
     parallel: int = 2                           # guests booted at once
     run_dir: Path | None = None
+    catalogue: Path | None = None               # [devices] catalogue: another catalogue
 
 
 @dataclass
@@ -89,20 +90,63 @@ def resolve_case(case_path: Path) -> Path:
     return paths.in_checkout(case_path)
 
 
-def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any]):
-    """The case, its target kernel, the spec and the run settings."""
+def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any],
+             catalogue: Path | None, progress: Progress):
+    """The case, its target kernel, the spec, the run settings and its
+    catalogue devices (None: the cameras)."""
     case = load_case(resolve_case(case_path))
     ver = case_version(case)
     spec = with_profile(variant, case.run)
     if ver and spec.kernel is None and spec.tree is None and ver in series.SUPPORTED:
         spec = replace(spec, kernel=ver)        # the case says which kernel
-    t = target(spec)
+    if case.catalogue:
+        clash = [k for k in CAMERA_SETTINGS if k in flags]
+        if clash:
+            raise errors.InputError(f"case {case.name} attaches catalogue devices and runs "
+                                    "their workloads, not the cameras: drop "
+                                    + ", ".join("--" + k.replace("_", "-") for k in clash))
+        t, cd = casedevices.prepare(case, spec, catalogue, progress)
+    elif catalogue is not None:
+        raise errors.InputError(f"--catalogue: case {case.name} attaches no catalogue devices "
+                                "(it has no [devices] table)")
+    else:
+        t, cd = target(spec), None
     if ver and ver != t.version:
         where = f"--tree {t.checkout.path} (linux {t.version})" if t.checkout else f"--kernel {t.version}"
         raise errors.InputError(f"case {case.folder} is for linux {ver}, not {where}")
     boot_, flood = settings.resolve(case.run, flags)
-    check_devices(flood)                # before any build
-    return case, t, spec, boot_, flood
+    if cd is None:
+        check_devices(flood)                # before any build
+    return case, t, spec, boot_, flood, cd
+
+
+@dataclass(frozen=True)
+class OneBoot:
+    """A variant's boot, with the cameras (FloodRun) or catalogue devices
+    (harness.checks.sweep.DeviceRun): what the case needs of either."""
+    console: Path
+    failure: Optional[str]                  # None: it ran cleanly
+    reports: list[Report]
+    agent: Any = None                       # the agent's result (cameras only)
+    outcome: str = ""
+    summary: Any = None
+
+
+def boot_once(cd, build: kbuild.BuildResult, folder: Path, boot_, flood,
+              progress: Progress) -> OneBoot:
+    if cd is not None:
+        r = casedevices.boot(cd, build, folder, boot_, progress)
+        console = r.console or folder / "console.log"
+        text = console.read_text(errors="replace") if console.is_file() else ""
+        return OneBoot(console, r.reason if r.state != "ran" else None, engine.parse(text),
+                       outcome=r.outcome)
+    fr = flood_once(FloodJob(build, folder, boot_, flood), progress)
+    reps = engine.parse(fr.result.console.read_text(errors="replace"))
+    failure = None
+    if not ran(fr.result, reps) or fr.crashed:
+        failure = (fr.device_error().message.splitlines()[0] if fr.crashed
+                   else fr.result.describe())
+    return OneBoot(fr.result.console, failure, reps, fr.agent, fr.result.outcome, fr.summary)
 
 
 @dataclass(frozen=True)
@@ -114,13 +158,15 @@ class CaseJobRequest:
     name: str                                   # the case variant: before, fix, ...
     index: int                                  # the run, from 1
     run_dir: Path | None = None
+    catalogue: Path | None = None
 
 
 def run_case_job(req: CaseJobRequest, progress: Progress) -> dict:
     """Build the variant, boot it once under the flood; the payload carries
     the run's kernel reports folded by title, each with its first report
     whole, so that `collect` diffs the case without the console."""
-    case, t, spec, boot_, flood = _prepare(req.case, req.variant, req.flags)
+    case, t, spec, boot_, flood, cd = _prepare(req.case, req.variant, req.flags, req.catalogue,
+                                               progress)
     found = [v for v in [case.before] + case.afters if v.name == req.name]
     if not found:
         names = ", ".join(v.name for v in [case.before] + case.afters)
@@ -132,23 +178,21 @@ def run_case_job(req: CaseJobRequest, progress: Progress) -> dict:
     # variant whose work tree was pruned is not rebuilt (that serialized the
     # jobs of a campaign behind one incremental build each)
     b = kbuild.build(t.variant(v.patches), jobs=spec.jobs, progress=progress, force=spec.force)
+    if cd is not None:
+        casedevices.check_built(cd, b)
     folder = req.run_dir or new_run_dir(f"case-{case.name}-{v.name}-{req.index}")
     progress.note(f"[case {case.name}] {v.name} run {req.index}")
-    fr = flood_once(FloodJob(b, folder, boot_, flood), progress)
-    reps = engine.parse(fr.result.console.read_text(errors="replace"))
-    failure = None
-    if not ran(fr.result, reps) or fr.crashed:
-        failure = (fr.device_error().message.splitlines()[0] if fr.crashed
-                   else fr.result.describe())
+    one = boot_once(cd, b, folder, boot_, flood, progress)
     return {"command": "run", "job": {"case": case.name, "variant": v.name, "run": req.index},
-            **t.to_json(), "build": b.to_json(), "ok": failure is None, "failure": failure,
-            "outcome": fr.result.outcome, "run_dir": str(folder),
-            "console": str(fr.result.console), "summary": fr.summary,
-            "signatures": [s.to_json_full() for s in engine.fold(reps)]}
+            **t.to_json(), "build": b.to_json(), "ok": one.failure is None,
+            "failure": one.failure, "outcome": one.outcome, "run_dir": str(folder),
+            "console": str(one.console), "summary": one.summary,
+            "signatures": [s.to_json_full() for s in engine.fold(one.reports)]}
 
 
 def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
-    case, t, spec, boot_, flood = _prepare(req.case, req.variant, req.flags)
+    case, t, spec, boot_, flood, cd = _prepare(req.case, req.variant, req.flags, req.catalogue,
+                                               progress)
     top = req.run_dir or new_run_dir(f"case-{case.name}-{t.name}")
     top.mkdir(parents=True, exist_ok=True)
     variants = [(v, t.variant(v.patches)) for v in [case.before] + case.afters]
@@ -157,26 +201,26 @@ def run_case(req: CaseRequest, progress: Progress) -> CaseResult:
         progress.note(f"[case {case.name}] variant {v.name}: {len(variant.patches)} patches")
         builds[v.name] = kbuild.build(variant, jobs=spec.jobs, progress=progress,
                                       force=spec.force, need_tree=t.checkout is None)
+        if cd is not None:
+            casedevices.check_built(cd, builds[v.name])
     jobs = [(v, r) for v, _ in variants for r in range(req.runs)]
 
     def one(job):
         v, r = job
         progress.note(f"[case {case.name}] {v.name} run {r + 1}/{req.runs}")
-        return job, flood_once(FloodJob(builds[v.name], top / f"{v.name}-{r + 1}", boot_, flood),
-                               progress)
+        return job, boot_once(cd, builds[v.name], top / f"{v.name}-{r + 1}", boot_, flood,
+                              progress)
 
     runs: dict[str, list] = {v.name: [] for v, _ in variants}
     traces, failures = [], []
     syms = {name: symbolize.symbolizer(b.artifacts.dir) for name, b in builds.items()}
-    for (v, r), fr in run_parallel(jobs, one, req.parallel):
-        reps = engine.parse(fr.result.console.read_text(errors="replace"))
-        runs[v.name].append(reps)
-        if not ran(fr.result, reps) or fr.crashed:
-            failures.append(f"{v.name} run {r + 1}: " + (
-                fr.device_error().message.splitlines()[0] if fr.crashed else fr.result.describe()))
-        series_, start = agentresult.agent_series(fr.agent)
-        traces.append(RunTrace(f"{v.name} #{r + 1}", reps, series_, start or 0.0,
-                                          syms[v.name].format_report, str(fr.result.console)))
+    for (v, r), ob in run_parallel(jobs, one, req.parallel):
+        runs[v.name].append(ob.reports)
+        if ob.failure:
+            failures.append(f"{v.name} run {r + 1}: {ob.failure}")
+        series_, start = agentresult.agent_series(ob.agent)
+        traces.append(RunTrace(f"{v.name} #{r + 1}", ob.reports, series_, start or 0.0,
+                               syms[v.name].format_report, str(ob.console)))
     if failures:
         raise errors.GuestError("the case could not run cleanly: " + "; ".join(failures))
     outcome = diff.compare_case(case, runs[case.before.name],

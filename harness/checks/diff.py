@@ -59,6 +59,7 @@ from typing import Iterable, Optional, Sequence, Union
 
 from ..jsonout import JSON_VERSION
 from ..reports.engine import Report, Signature
+from . import sitekeys
 
 EXIT_MATCH = 0
 EXIT_MISMATCH = 1
@@ -277,13 +278,38 @@ def evaluate(diff: Diff, fixed: Iterable[re.Pattern[str]] = (),
     return Verdict(not reasons, reasons, notes)
 
 
+def evaluate_sites(keys: Iterable[str], before: Sequence[Run], after: Sequence[Run]
+                   ) -> tuple[list[str], list[str]]:
+    """(reasons, notes) for sweep site keys expected fixed: each in every
+    before run and in no after run (harness.checks.sitekeys; ``*`` in a
+    key matches any text)."""
+    reasons, notes = [], []
+    kb = [sitekeys.run_keys(r) for r in before]
+    ka = [sitekeys.run_keys(r) for r in after]
+    for key in keys:
+        b = sum(1 for k in kb if sitekeys.matching(key, k))
+        a = sum(1 for k in ka if sitekeys.matching(key, k))
+        owned = sum(1 for k in kb if any(k[m] for m in sitekeys.matching(key, k)))
+        if b == len(kb) and a == 0:
+            notes.append(f"expected fixed site {key}: in {b}/{len(kb)} before runs "
+                         f"({owned} with a dma-owned access), in no after run")
+        else:
+            reasons.append(f"expected fixed site {key}: in {b}/{len(kb)} before runs and "
+                           f"{a}/{len(ka)} after runs")
+    return reasons, notes
+
+
 def compare(before: Sequence[Run], after: Sequence[Run], expect=None, *,
             before_label: str = "before", after_label: str = "after") -> Comparison:
     """diff_runs + evaluate; `expect` is a harness.checks.case.Expect or None."""
     d = diff_runs(before, after, before_label=before_label, after_label=after_label)
     if expect is None:
         return Comparison(d, evaluate(d))
-    return Comparison(d, evaluate(d, expect.fixed, expect.new_allowed))
+    v = evaluate(d, expect.fixed, expect.new_allowed)
+    if getattr(expect, "sites", ()):
+        reasons, notes = evaluate_sites(expect.sites, before, after)
+        v = Verdict(v.matches and not reasons, v.reasons + reasons, notes + v.notes)
+    return Comparison(d, v)
 
 
 def compare_case(case, before: Sequence[Run], after: dict[str, Sequence[Run]]) -> Outcome:
@@ -380,6 +406,8 @@ def format_comparison(c: Comparison, shown: Optional[dict[str, str]] = None) -> 
     text = f"== {d.before_label} vs {d.after_label}\n" + format_table(d) + format_layouts(d, shown)
     if c.verdict.matches:
         text += "outcome: matches the expectation\n"
+        text += "".join(f"  + {n}\n" for n in c.verdict.notes
+                        if n.startswith("expected fixed site"))
     else:
         text += "outcome: does NOT match the expectation\n"
         text += "".join(f"  - {r}\n" for r in c.verdict.reasons)

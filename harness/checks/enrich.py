@@ -75,13 +75,13 @@ def enrich(report: Report, artifacts_dir: Path | str, *, with_layout: bool = Tru
 def _layout(report: Report, artifacts_dir: Path | str
             ) -> tuple[Optional[layout.Layout], Optional[str]]:
     """(Layout or None when the report has no detector numbers, error); a
-    sharing or overflow report's layout says on which machines it corrupts."""
+    sharing, overflow or dma-owned report's layout says on which machines it corrupts."""
     try:
         lay, error = layout.report_layout(report, artifacts_dir), None
     except Exception as e:  # a view: never fail the caller over it
         facts = layout.report_facts(report)
         lay, error = (layout.Layout(facts, note=f"layout failed: {e}") if facts else None), str(e)
-    if lay is not None and lay.facts.rule in ("sharing", "overflow"):
+    if lay is not None and lay.facts.rule in ("sharing", "overflow", "owned"):
         verdicts = exposure.assess(lay.facts, _version(artifacts_dir))
         lay.exposure = [v.to_json() for v in verdicts]
         lay.exposure_summary = exposure.summary(verdicts)

@@ -178,7 +178,7 @@ def plan(devices: Sequence[Device], absent: dict[str, str], models: set[str],
     return run, skipped
 
 
-def _one(build: kbuild.BuildResult, cat: Catalogue, devices: Sequence[Device], name: str,
+def boot_devices(build: kbuild.BuildResult, cat: Catalogue, devices: Sequence[Device], name: str,
          klass: str, folder: Path, boot: BootSettings, progress: Progress) -> DeviceRun:
     """Boot once with `devices` attached (none: the baseline boot)."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -206,17 +206,23 @@ def _one(build: kbuild.BuildResult, cat: Catalogue, devices: Sequence[Device], n
             for p in i.images.values():
                 p.unlink(missing_ok=True)
     console = res.console.read_text(errors="replace") if res.console.is_file() else ""
-    status = catalogue.workload_status(console).get(name) if devices else None
-    titles = tuple(r.title for r in engine.parse(console))
-    state, why = "ran", ""
+    statuses = catalogue.workload_status(console)
+    # every device's workload; the first that failed or never finished says why
+    state, why, status = "ran", "", (0 if devices else None)
+    for d in devices:
+        st = statuses.get(d.name)
+        who = "the workload" if len(devices) == 1 else f"{d.name}'s workload"
+        if st is None:
+            state, why, status = "failed", f"{who} never finished (no end marker)", None
+        elif st:
+            said = catalogue.workload_failure(console, d.name)
+            state, why, status = "failed", (f"{who} exited {st}" + (
+                f": {said}" if said else f" (console {res.console})")), st
+        if state == "failed":
+            break
     if res.outcome not in ("ok", "guest-error"):
         state, why = "failed", res.describe()
-    elif devices and status is None:
-        state, why = "failed", "the workload never finished (no end marker)"
-    elif status:
-        said = catalogue.workload_failure(console, name)
-        why = f"workload exited {status}" + (f": {said}" if said else f" (console {res.console})")
-        state = "failed"
+    titles = tuple(r.title for r in engine.parse(console))
     return DeviceRun(name, klass, state, why, folder, res.console, res.outcome, status,
                      time.monotonic() - t0, titles)
 
@@ -249,7 +255,7 @@ def sweep(req: SweepRequest, progress: Progress) -> SweepResult:
     def one(job: tuple[str, str, list[Device]]) -> DeviceRun:
         name, klass, devs = job
         folder = run_dir / ("boot" if name == BOOT_DEVICE else name)
-        r = _one(build, cat, devs, name, klass, folder, req.boot, progress)
+        r = boot_devices(build, cat, devs, name, klass, folder, req.boot, progress)
         done[0] += 1
         progress.note(f"[sweep {done[0]}/{len(jobs)}] {name}: {r.state}"
                       f"{' (' + r.reason + ')' if r.reason else ''}, {len(r.titles)} report(s), "
@@ -288,7 +294,7 @@ def sweep_job(req: SweepRequest, name: str, progress: Progress) -> dict:
         run = skipped[0]
     else:
         d = to_run[0] if to_run else None
-        run = _one(build, cat, [d] if d else [], name, d.klass if d else "boot",
+        run = boot_devices(build, cat, [d] if d else [], name, d.klass if d else "boot",
                    run_dir / ("boot" if d is None else d.name), req.boot, progress)
     text = run.console.read_text(errors="replace") if run.console and run.console.is_file() \
         else ""

@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..jsonout import JSON_VERSION
 from ..reports import exposure, layout, engine, frames
 from . import enrich
+from .sitekeys import map_frame, place, site_key
 
 EXCERPT_LINES = 40
 
@@ -105,26 +106,12 @@ class Table:
                 "other_reports": [{"title": t, "devices": d} for t, d in self.other.items()]}
 
 
-def site_key(frame: str, rule: str, f: layout.DmaFacts) -> str:
-    """Stable across boots and kernels: function, buffer place, direction."""
-    return f"{frame} {rule} {f.cache}+{f.offset}:{f.length} {f.direction or '?'}"
-
-
 def _caller(stack: Sequence[str], frame: str) -> Optional[str]:
     try:
         i = list(stack).index(frame)
     except ValueError:
         return None
     return frames.dma_site_frame(stack[i + 1:])
-
-
-def _map_frame(r: engine.Report, facts: layout.DmaFacts) -> tuple[Optional[str], list[str]]:
-    """(driver function that mapped the buffer, the mapping stack)."""
-    if facts.rule == "owned":
-        # "DMA-API: The buffer was mapped at:" (the detector's), "Mapped at:" (dma-debug's)
-        stack = next((s for k, s in r.aux_stacks.items() if k.lower().endswith("mapped at")), [])
-        return frames.dma_site_frame(stack), list(stack)
-    return r.guilty_frame or frames.dma_site_frame(r.stack), list(r.stack)
 
 
 def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
@@ -144,14 +131,14 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
         seen_here: set[str] = set()
         for r in engine.parse(text):
             facts = layout.report_facts(r)
-            frame, stack = _map_frame(r, facts) if facts else (None, [])
+            frame, stack = map_frame(r, facts) if facts else (None, [])
             if facts is None or frame is None:
                 devs = other.setdefault(r.title, [])
                 if run.device not in devs:
                     devs.append(run.device)
                 continue
             if facts.rule == "owned":
-                owned_pending.append((_place(frame, facts), r.title, facts, run.device))
+                owned_pending.append((place(frame, facts), r.title, facts, run.device))
                 continue
             key = site_key(frame, facts.rule, facts)
             s = sites.get(key)
@@ -167,7 +154,7 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
                 seen_here.add(key)
                 s.boots += 1
     # dma-owned reports mark the site whose mapping they name
-    by_place = {_place(s.frame, s.facts): s for s in sites.values() if s.rule == "sharing"}
+    by_place = {place(s.frame, s.facts): s for s in sites.values() if s.rule == "sharing"}
     counted: set[tuple[tuple, str]] = set()
     for k, title, facts, device in owned_pending:
         s = by_place.get(k)
@@ -190,11 +177,6 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
             sites[key].location = e.location
     ordered = sorted(sites.values(), key=lambda s: (not s.owned, s.frame, s.key))
     return Table(ordered, other)
-
-
-def _place(frame: str, f: layout.DmaFacts) -> tuple:
-    """A buffer's mapping place: what a dma-owned report and a sharing report share."""
-    return (frame, f.cache, f.offset, f.length, f.direction)
 
 
 # --- text ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ device profiles, a bisection campaign's job) is here.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from .. import errors, pipeline
 from ..progress import Progress
@@ -78,6 +79,8 @@ def cmd_kunit(a) -> int:
 def cmd_run(a) -> int:
     if a.case:
         return cmd_run_case(a)
+    if a.catalogue is not None:
+        raise errors.InputError("--catalogue goes with --case (a case with [devices] catalogue)")
     b, f = settings.resolve(flags(a))
     if a.bisect_signature:
         payload = bisectjob.bisect_run_job(
@@ -204,6 +207,10 @@ def add_parsers(sub) -> None:
                         "folded by title in the JSON (a campaign's job; `dmaharness collect` "
                         "diffs them); exit 0 when the guest ran, 6 when it failed")
     g.add_argument("--case-run", type=int, metavar="N", help="which run (from 1)")
+    g.add_argument("--catalogue", type=Path, metavar="FILE",
+                   help="a case with [devices] catalogue: the device catalogue its entries come "
+                        "from (default kconfig-fragments/sweep/catalogue.toml); its kernel is "
+                        "that catalogue's sweep kernel with the case's patches")
     g.add_argument("--bisect-signature", metavar="TITLE|REGEX",
                    help="a bisection campaign's job (`plan bisect`): classify this run as a "
                         "bisection step's run for the signature (hit, clean, failed; a kernel "

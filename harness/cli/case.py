@@ -18,7 +18,8 @@ def cmd_run_case(a) -> int:
             raise errors.InputError("--case-variant and --case-run go together (one run of "
                                     "one variant: a campaign's job)")
         payload = caserun.run_case_job(caserun.CaseJobRequest(
-            a.case, variant_spec(a), flags(a), a.case_variant, a.case_run, a.run_dir), prog)
+            a.case, variant_spec(a), flags(a), a.case_variant, a.case_run, a.run_dir,
+            a.catalogue), prog)
         sigs = payload["signatures"]
         emit(a, payload, f"{payload['job']['case']} {a.case_variant} run {a.case_run}: "
               + (f"{len(sigs)} report title(s)" if payload["ok"] else
@@ -27,7 +28,7 @@ def cmd_run_case(a) -> int:
               + f"\n  console  {payload['console']}")
         return errors.EXIT_OK if payload["ok"] else errors.EXIT_GUEST
     req = caserun.CaseRequest(a.case, variant_spec(a), flags(a), runs=a.runs,
-                              parallel=a.parallel, run_dir=a.run_dir)
+                              parallel=a.parallel, run_dir=a.run_dir, catalogue=a.catalogue)
     res = caserun.run_case(req, prog)
     htmlreport.write_case(res)
     emit(a, res.to_json(), diff.format_outcome(res.outcome)

@@ -207,6 +207,45 @@ class CaseTest(unittest.TestCase):
         with self.assertRaises(InputError):
             c.variant("fix-coherent")
 
+    # --- [devices] catalogue and expect.sites (issue #26) ---------------------------
+
+    DEVICES = GOOD.split("[run]")[0] + textwrap.dedent("""\
+        [run]
+        duration = "10s"
+        timeout = 90
+        [devices]
+        catalogue = ["virtio-scsi", "virtio-blk"]
+        """) + "[[variants]]" + GOOD.split("[[variants]]", 1)[1].replace(
+        "new_allowed = []", 'new_allowed = []\nsites = ["virtscsi_kick_event sharing '
+        'kmalloc-4k+2168:16 DMA_FROM_DEVICE"]')
+
+    def test_devices_and_sites(self):
+        c = load_case(self.write(self.DEVICES))
+        self.assertEqual(c.catalogue, ("virtio-scsi", "virtio-blk"))
+        self.assertEqual(c.expect.sites,
+                         ("virtscsi_kick_event sharing kmalloc-4k+2168:16 DMA_FROM_DEVICE",))
+        self.assertEqual(load_case(self.write(GOOD)).catalogue, ())
+
+    def test_devices_refuse_the_camera_settings(self):
+        msg = self.error(self.DEVICES.replace('timeout = 90', 'timeout = 90\ncycle_hz = 2'))
+        self.assertIn("run.cycle_hz", msg)
+        self.assertIn("not the cameras", msg)
+
+    def test_bad_devices(self):
+        for table, word in (('catalogue = []', "at least one"),
+                            ('catalogue = ["../x"]', "not a catalogue entry"),
+                            ('catalogue = ["a", "a"]', "twice"),
+                            ('catalogue = "virtio-scsi"', "list of strings"),
+                            ('names = ["x"]', "unknown key"),
+                            ('', "devices.catalogue: missing")):
+            text = self.DEVICES.replace('catalogue = ["virtio-scsi", "virtio-blk"]', table)
+            self.assertIn(word, self.error(text), table)
+
+    def test_bad_site_key(self):
+        msg = self.error(self.DEVICES.replace("kmalloc-4k+2168:16 DMA_FROM_DEVICE", "x"))
+        self.assertIn("expect.sites[0]", msg)
+        self.assertIn("not a site key", msg)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -257,6 +257,48 @@ class MainTest(unittest.TestCase):
         self.assertFalse(json.loads(out)["ok"])
 
 
+class SiteExpectation(unittest.TestCase):
+    """expect.sites (issue #26): a sweep site key in every before run, in no after run."""
+
+    RNG = Path(__file__).resolve().parents[2] / "fixtures" / "sweep" / "real-6.12-sweep-virtio-rng.log"
+    KEY = "request_entropy sharing kmalloc-512+272:64 DMA_FROM_DEVICE"
+
+    def setUp(self):
+        from harness.reports import engine
+        self.reps = engine.parse(self.RNG.read_text())
+        self.expect = type("E", (), {"fixed": (), "new_allowed": (), "sites": (self.KEY,)})()
+
+    def test_run_keys_of_reports_and_signatures(self):
+        from harness.checks import sitekeys
+        self.assertEqual(sitekeys.run_keys(self.reps), {self.KEY: True})   # dma-owned seen
+        self.assertEqual(sitekeys.run_keys(fold(self.reps)), {self.KEY: True})
+        self.assertEqual(sitekeys.run_keys(run(STOP, NEW)), {})
+
+    def test_site_gone_matches(self):
+        c = diff.compare([self.reps, self.reps], [run()], self.expect)
+        self.assertTrue(c.verdict.matches, c.verdict.reasons)
+        self.assertTrue(any(self.KEY in n and "2/2 before" in n for n in c.verdict.notes))
+
+    def test_a_star_matches_an_offset(self):
+        e = type("E", (), {"fixed": (), "new_allowed": (),
+                           "sites": ("request_entropy sharing kmalloc-512+*:64 DMA_FROM_DEVICE",)})()
+        self.assertTrue(diff.compare([self.reps], [run()], e).verdict.matches)
+        e.sites = ("request_entropy sharing kmalloc-512+*:32 DMA_FROM_DEVICE",)
+        self.assertFalse(diff.compare([self.reps], [run()], e).verdict.matches)
+        from harness.checks import sitekeys
+        self.assertEqual(sitekeys.matching("f sharing k[1]+*:1 X", ["f sharing k[1]+8:1 X",
+                                                                  "f sharing k1+8:1 X"]),
+                         ["f sharing k[1]+8:1 X"])
+
+    def test_site_still_there_or_never_seen_does_not_match(self):
+        c = diff.compare([self.reps], [self.reps], self.expect)
+        self.assertFalse(c.verdict.matches)
+        self.assertIn("1/1 after runs", " ".join(c.verdict.reasons))
+        c = diff.compare([run(STOCK), self.reps], [run()], self.expect)
+        self.assertFalse(c.verdict.matches)
+        self.assertIn("in 1/2 before runs", " ".join(c.verdict.reasons))
+
+
 if __name__ == "__main__":
     unittest.main()
 
