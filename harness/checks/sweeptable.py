@@ -121,7 +121,7 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
     and file:line from its first report; `version`, the kernel's X.Y, for
     each site's exposure per architecture (None: the current rules)."""
     sites: dict[str, Site] = {}
-    owned_pending: list[tuple[tuple, str, layout.DmaFacts, str]] = []
+    owned_pending: list[tuple[tuple, engine.Report, layout.DmaFacts, object, list[str]]] = []
     other: dict[str, list[str]] = {}
     firsts: dict[str, engine.Report] = {}
     for run in runs:
@@ -138,7 +138,7 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
                     devs.append(run.device)
                 continue
             if facts.rule == "owned":
-                owned_pending.append((place(frame, facts), r.title, facts, run.device))
+                owned_pending.append((place(frame, facts), r, facts, run, stack))
                 continue
             key = site_key(frame, facts.rule, facts)
             s = sites.get(key)
@@ -156,12 +156,23 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
     # dma-owned reports mark the site whose mapping they name
     by_place = {place(s.frame, s.facts): s for s in sites.values() if s.rule == "sharing"}
     counted: set[tuple[tuple, str]] = set()
-    for k, title, facts, device in owned_pending:
+    from_owned: set[str] = set()
+    for k, r, facts, run, stack in owned_pending:
+        title, device = r.title, run.device
         s = by_place.get(k)
-        if s is None:       # an owned access at a site whose sharing report we missed
+        if s is None:
+            # an owned access at a site with no sharing report: missed, or not
+            # made (a mapping with DMA_ATTR_DEBUGGING_IGNORE_CACHELINES); the
+            # owned report is the evidence: its mapping stack, its layout
             key = site_key(k[0], "sharing", facts)
-            s = sites.setdefault(key, Site(key, "sharing", k[0], None, title, facts,
-                                           version=version))
+            s = sites.get(key)
+            if s is None:
+                s = sites[key] = Site(key, "sharing", k[0], _caller(stack, k[0]), title, facts,
+                                      console=str(run.console), first_line=r.first_line,
+                                      excerpt=r.raw[:EXCERPT_LINES], stack=stack,
+                                      version=version)
+                firsts[key] = r
+                from_owned.add(key)
             by_place[k] = s
         if title not in s.owned:
             s.owned.append(title)
@@ -170,6 +181,8 @@ def fold(runs: Iterable, artifacts_dir: Optional[Path] = None, *,
         if (k, device) not in counted:
             counted.add((k, device))
             s.owned_boots += 1
+            if s.key in from_owned:         # its only reports: they count its boots
+                s.boots += 1
     if artifacts_dir is not None:
         for key, r in firsts.items():
             e = enrich.enrich(r, artifacts_dir, with_layout=with_layout)

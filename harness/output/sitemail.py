@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from .. import files
+from .. import files, paths
+from ..checks import case as caselib, sitekeys
 from ..errors import InputError
 from ..reports import engine, exposure, layout
 from .sweephtml import layout_from_json
@@ -116,6 +117,23 @@ def _owned_reports(site: dict, folder: Path) -> list[engine.Report]:
     return [r for r in engine.parse(text) if r.title in titles]
 
 
+def fix_cases(key: str, version: Optional[str]) -> list[str]:
+    """The cases of this checkout for `version` that expect site `key` fixed
+    (their expect.sites), as paths relative to the checkout."""
+    if not version or not key:
+        return []
+    folder = paths.PATCHES / version / "cases"
+    out = []
+    for toml in sorted(folder.glob(f"*/{caselib.CASE_FILE}")) if folder.is_dir() else []:
+        try:
+            c = caselib.load_case(toml)
+        except InputError:
+            continue            # a broken case names no site
+        if any(sitekeys.matching(p, [key]) for p in c.expect.sites):
+            out.append(str(c.folder.relative_to(paths.REPO)))
+    return out
+
+
 def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None) -> SiteMail:
     """The mail for site `which` of the sweep JSON `payload` read from `path`."""
     if payload.get("command") != "sweep" or not isinstance(payload.get("sites"), list):
@@ -129,13 +147,16 @@ def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None) ->
         version = None
     f = _facts(site)
     struct, member = _str(site.get("struct")), _str(site.get("member"))
+    member = member.split(" of ")[0]            # "events[0] of events[8]"
     what = f"{struct}.{member}" if struct and member else (
         f"a {f.length}-byte buffer" if f else "a buffer")
     neighbours = _strs(site.get("neighbours"))
     owned = _strs(site.get("dma_owned_titles"))
-    subject = (f"[BUG] {fn}: DMA buffer {what} shares a cache line"
+    subject = (f"[BUG] {fn}: " + (f"DMA buffer {what}" if struct and member else
+                                  f"{what} mapped for DMA") + " shares a cache line"
                + (f" with {', '.join(neighbours[:3])}" if neighbours else "")
-               + (" the CPU writes" if any(" Write in " in t for t in owned) else ""))
+               + ("; the CPU writes it while the device owns it"
+                  if any(" Write in " in t for t in owned) else ""))
     out: list[str] = []
     where = _str(site.get("location"))
     place = (f"{f.length} bytes at offset {f.offset} of a {f.object_size}-byte {f.cache} "
@@ -207,6 +228,9 @@ def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None) ->
     out.append(f"  ./dmaharness sweep --kernel {version or 'X.Y'}"
                + (f" --devices {','.join(devs)}" if devs else ""))
     out.append(f"  (site {n} of that sweep: key \"{key}\")")
+    for c in fix_cases(key, version):
+        out.append("Verify the fix (before: stock, after: the fix; the site gone, nothing new):")
+        out.append(f"  ./dmaharness run --case {c}")
     out.append("")
     if fix is not None:
         patch = files.read_text(fix, "the fix patch")

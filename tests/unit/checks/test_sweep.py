@@ -255,6 +255,23 @@ class Folding(unittest.TestCase):
         self.assertEqual(s.owned, ["KASAN: dma-owned Read in virtio_read"])
         self.assertFalse([x for x in t.other if "owns this byte" in x], t.other)
 
+    def test_a_site_seen_only_through_its_dma_owned_report_carries_its_evidence(self):
+        # 7.3's virtio_scsi maps its events with DMA_ATTR_DEBUGGING_IGNORE_CACHELINES:
+        # no sharing report, only the CPU writing event_vq's lock in the line
+        log = KUNIT_LOG.with_name("real-7.3-sweep-virtio-scsi.log")
+        t = sweeptable.fold([NS(device="virtio-scsi", console=log)], version="7.3")
+        s = t.sites[0]
+        self.assertEqual(s.key, "virtscsi_kick_event sharing kmalloc-4k+2136:16 DMA_FROM_DEVICE")
+        self.assertEqual(s.owned, ["KASAN: dma-owned Write in virtscsi_kick_event"])
+        self.assertEqual((s.boots, s.owned_boots, s.devices), (1, 1, ["virtio-scsi"]))
+        # the owned report's mapping stack, its place in the console, its caller
+        self.assertIn("virtscsi_kick_event", s.stack)
+        self.assertEqual(s.caller, "virtscsi_probe")
+        self.assertEqual(s.console, str(log))
+        self.assertTrue(s.first_line > 0 and s.excerpt)
+        self.assertEqual([x.verdict for x in s.exposure() if x.arch in ("arm", "arm64")],
+                         ["bounced", "corrupts"])
+
     def test_every_site_says_where_it_corrupts(self):
         # virtio-rng's 64-byte buffer at offset 272 of a kmalloc-512 object: shares its
         # 128-byte model line; in place on arm64 (kmalloc size 64, a whole line) and

@@ -94,6 +94,23 @@ class Render(unittest.TestCase):
         self.assertIn("A fix is attached: [PATCH] media: uvcvideo: fix it", b)
         self.assertTrue(b.rstrip().endswith("---"))
 
+    def test_the_case_that_verifies_a_fix_is_named(self):
+        # patches/7.3/cases/virtio-scsi-kick-event expects its site fixed, with the
+        # offset left open (kmalloc-4k+*:16): any configuration's key matches
+        for off in (2136, 2168):
+            key = f"virtscsi_kick_event sharing kmalloc-4k+{off}:16 DMA_FROM_DEVICE"
+            self.assertEqual(sitemail.fix_cases(key, "7.3"),
+                             ["patches/7.3/cases/virtio-scsi-kick-event"])
+        self.assertEqual(sitemail.fix_cases(
+            "virtscsi_kick_event sharing kmalloc-4k+2136:32 DMA_FROM_DEVICE", "7.3"), [])
+        self.assertEqual(sitemail.fix_cases(key, "6.12"), [])
+        self.assertEqual(sitemail.fix_cases(key, None), [])
+        p = copy.deepcopy(self.p)
+        p["kernel"] = "7.3"
+        p["sites"][1]["key"] = key
+        b = sitemail.render(p, "2", self.path).body
+        self.assertIn("./dmaharness run --case patches/7.3/cases/virtio-scsi-kick-event", b)
+
 
 class Command(unittest.TestCase):
     def run_cli(self, *args):
