@@ -98,6 +98,9 @@ def run(argv: list[str], *, prog: str, description: str, log_help: str,
     return 0
 
 
+_BLOCK = 1 << 20       # characters read at a time
+
+
 def log_lines(path: str, what: str = "console log") -> Iterator[str]:
     """A console log's lines as text.split("\\n") gives them, read as they
     come (memory bounded by a line, not the log); '-' is standard input."""
@@ -111,24 +114,34 @@ def log_lines(path: str, what: str = "console log") -> Iterator[str]:
             raise InputError(f"{what} {path}: cannot read it ({e.strerror or e})",
                              path=path) from None
     # universal newlines, as a file opened in text mode reads (a lone CR of a
-    # serial console ends a line too)
+    # serial console ends a line too); read in blocks and split in C: a
+    # Python step per line cost a sixth of `reports`'s time
     f = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
     try:
-        last = "\n"
+        pending = ""
         try:
-            for line in f:
-                last = line
-                yield line[:-1] if line.endswith("\n") else line
+            while True:
+                block = f.read(_BLOCK)
+                if not block:
+                    break
+                lines = (pending + block).split("\n") if pending else block.split("\n")
+                pending = lines.pop()
+                if len(pending) > _BLOCK:       # a line without end: hand it over in pieces
+                    lines.append(pending)       # (as a line of its own; never in a real log)
+                    pending = ""
+                yield from lines
         except OSError as e:    # EIO from /proc/self/mem, a disk that fails mid-read
             raise InputError(f"{what} {path}: cannot read it ({e.strerror or e})",
                              path=path) from None
-        if last.endswith("\n"):
-            yield ""            # text.split() ends with the empty line after the last newline
+        yield pending           # as text.split(): the text after the last newline, or ""
     finally:
         if path == "-":
             f.detach()          # standard input stays open
         else:
             f.close()
+
+
+_dumps = json.JSONEncoder(separators=(", ", ": ")).encode
 
 
 def _indented(obj: Any, pad: str) -> str:
@@ -139,8 +152,8 @@ def reports_main(argv: list[str]) -> int:
     """`dmaharness reports LOG`: the reports as they come, so that memory is
     bounded by the largest report, not by the log.  With --json the reports
     wait in a temporary file until the signatures, which come first, are
-    known: {"version", "source", "signatures", "reports"}, as json.dump(..., indent=2)
-    writes it."""
+    known: {"version", "source", "signatures", "reports"}, indented as
+    json.dump(..., indent=2) writes it but for the reports, one a line."""
     prog = "dmaharness reports"
     ap = log_parser(prog, "Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
                     "found in a console log or saved dmesg, titled as syzkaller titles them.",
@@ -155,8 +168,10 @@ def reports_main(argv: list[str]) -> int:
             for r in engine.iter_reports(log_lines(args.log)):
                 folder.add(r)
                 if spool is not None:
+                    # one report a line, by json's C encoder (indent= takes the
+                    # pure-Python one, a fifth of the command's time)
                     spool.write((",\n    " if folder.total > 1 else "\n    ")
-                                + _indented(r.to_json(), "    "))
+                                + _dumps(r.to_json()))
         except HarnessError as e:
             return fail(prog, args.json, e.message, e.exit_code)
         except OSError as e:
