@@ -64,5 +64,29 @@ class Streaming(unittest.TestCase):
                          [r.to_json() for r in engine.iter_reports(text.split("\n"))])
 
 
+class LogLines(unittest.TestCase):
+    """harness.cli.logcli.log_lines reads in blocks: the lines are text.split("\\n")'s
+    of the text a file opened in text mode reads, whatever the block boundaries."""
+
+    def test_lines_across_blocks_are_whole(self):
+        import tempfile
+        from unittest import mock
+        from harness.cli import logcli
+        texts = ["", "a", "a\n", "\n\n", "ab\r\ncd\ref\n", "x" * 50 + "\nyy\n" + "z" * 7,
+                 "[ 1.0] BUG: KASAN: slab-out-of-bounds\n" * 9 + "tail"]
+        with tempfile.TemporaryDirectory() as d:
+            for text in texts:
+                p = Path(d) / "log"
+                p.write_bytes(text.encode())
+                want = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                for block in (1, 2, 3, 7, 1 << 20):
+                    with mock.patch.object(logcli, "_BLOCK", block):
+                        got = list(logcli.log_lines(str(p)))
+                    if max(map(len, want)) <= block:
+                        self.assertEqual(got, want, (text, block))
+                    else:       # a line longer than a block comes in pieces, nothing lost
+                        self.assertEqual("".join(got), "".join(want), (text, block))
+
+
 if __name__ == "__main__":
     unittest.main()
