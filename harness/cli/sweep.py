@@ -9,6 +9,7 @@ from .. import errors, jsonout
 from ..progress import Progress
 from ..boot import settings
 from ..checks import sweep, sweeptable
+from ..devices import usbdevices, usbgen
 from ..output import sitemail, sweephtml
 from .. import files
 from .common import EPILOG, boot_group, command_parser, emit, flags, output_group, variant_spec
@@ -70,8 +71,50 @@ def cmd_site_report(a) -> int:
     return errors.EXIT_OK
 
 
+def _alias_file(path: Path) -> Path:
+    """A modules.alias, or a folder holding one (a build's artifacts/modules)."""
+    p = files.resolve(path, "modules.alias")
+    if p.is_dir():
+        found = sorted(p.rglob("modules.alias"))
+        if not found:
+            raise errors.InputError(f"{path}: a folder without a modules.alias", path=str(path))
+        p = found[0]
+    return p
+
+
+def cmd_usb_drivers(a) -> int:
+    src = _alias_file(a.alias)
+    plans = usbgen.plan(usbgen.parse_aliases(files.read_text(src, "modules.alias"), str(src)))
+    written: dict[str, list[str]] = {}
+    if a.output:
+        out = files.resolve(a.output, "-o")
+        for p in plans:
+            if p.match is None:
+                continue
+            folder = out / p.module                 # a module name: [A-Za-z0-9_-]
+            folder.mkdir(parents=True, exist_ok=True)
+            for i, attempt in enumerate(p.tries, 1):
+                f = folder / f"{i}-{attempt.replace('tpl:', 'tpl-')}.profile"
+                jsonout.write_text(f, usbgen.device_text(p, attempt, usbdevices.PROFILES_DIR))
+                written.setdefault(p.module, []).append(str(f))
+    made = [p for p in plans if p.match is not None]
+    payload = {"command": "usb-drivers", "ok": True, "alias_file": str(src),
+               "drivers": len(plans), "with_device": len(made),
+               "plans": [dict(p.to_json(), profiles=written.get(p.module, [])) for p in plans]}
+    lines = [f"{src}: {len(plans)} USB/HID driver(s) with an ID table, {len(made)} with a "
+             "device to try"]
+    for p in plans:
+        what = (f"{p.match.alias}  tries: {', '.join(p.tries)}" if p.match
+                else f"nothing to try: {p.reason}")
+        lines.append(f"  {p.module:<20} {p.entries:>4} entries  {what}")
+    if a.output:
+        lines.append(f"  profiles {a.output}/<module>/<n>-<try>.profile")
+    emit(a, payload, "\n".join(lines))
+    return errors.EXIT_OK
+
+
 def add_parsers(sub) -> None:
-    """sweep, site-report."""
+    """sweep, site-report, usb-drivers."""
     sw = command_parser(
         sub, "sweep", cmd_sweep, "boot every QEMU device model of the catalogue; list the "
         "DMA sharing sites",
@@ -124,4 +167,21 @@ def add_parsers(sub) -> None:
                     help="also write the report to FILE")
     output_group(sr)
     sr.set_defaults(func=cmd_site_report)
+    ud = sub.add_parser(
+        "usb-drivers", help="a device profile per USB/HID driver, from a kernel's match tables",
+        description="Read a kernel's modules.alias (a built kernel's artifacts/modules folder, "
+        "or the file) and plan, for every USB and HID driver with an ID table, the devices "
+        "that should bind it: the entry's IDs and classes, at the level the entry matches "
+        "(device or interface), the interface at the number it names, a class driver's "
+        "shipped template (UVC, UAC, CDC ACM/ECM) first, then the endpoint layouts "
+        f"({', '.join(usbgen.LAYOUTS)}); a catch-all driver (hid_generic) gets none. With -o, "
+        "write the profiles (fake-device/profiles/FORMAT.md) into DIR/<module>/, to attach "
+        "with run --device. Nothing is booted.", epilog=EPILOG,
+        formatter_class=RawDescriptionHelpFormatter)
+    ud.add_argument("alias", type=Path, metavar="MODULES_ALIAS",
+                    help="a modules.alias file, or a folder holding one")
+    ud.add_argument("-o", "--output", type=Path, metavar="DIR",
+                    help="write every driver's profiles under DIR")
+    output_group(ud)
+    ud.set_defaults(func=cmd_usb_drivers)
 
