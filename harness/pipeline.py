@@ -223,6 +223,7 @@ class FloodJob:
     flood: FloodSettings
     command: str = "run"
     about: tuple[tuple[str, Any], ...] = ()     # more fields for the payload (the target's)
+    modules: tuple[str, ...] = ()               # with profiles: modules loaded before theirs
 
 
 @dataclass
@@ -294,7 +295,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
         binary = camera.build_fake_device()
         profs = [usbdevices.load(d, binary) for d in f.devices]
         profs += [usbdevices.from_host(h) for h in hosts]
-        modules = tuple(dict.fromkeys(m for p in profs for m in p.modules))
+        modules = tuple(dict.fromkeys(job.modules + tuple(m for p in profs for m in p.modules)))
         tools = (("/bin/dmaharness-capture", str(usbdevices.build_capture())),) \
             if f.capture else ()
         cfg = initramfs.RunConfig(modules=modules, workload="shell-cmd",

@@ -8,14 +8,36 @@ from pathlib import Path
 from .. import errors, jsonout
 from ..progress import Progress
 from ..boot import settings
-from ..checks import sweep, sweeptable
+from ..checks import sweep, sweeptable, usbsweep
 from ..devices import usbdevices, usbgen
 from ..output import sitemail, sweephtml
 from .. import files
 from .common import EPILOG, boot_group, command_parser, emit, flags, output_group, variant_spec
 
 
+def cmd_usb_sweep(a, b) -> int:
+    if a.devices or a.catalogue or a.job or a.baseline:
+        raise errors.InputError("sweep --usb-drivers takes none of --devices, --catalogue, "
+                                "--job, --baseline")
+    if not 1 <= a.per_boot <= 8 or a.tries < 0:
+        raise errors.InputError("--per-boot is 1 to 8 (the xHCI ports a boot has); --tries >= 0")
+    drivers = tuple(d for part in a.drivers for d in part.split(",") if d)
+    res = usbsweep.usb_sweep(usbsweep.UsbSweepRequest(
+        variant_spec(a, series_=False), b, drivers, a.per_boot, parallel=a.parallel,
+        max_tries=a.tries, run_dir=a.run_dir, plan_only=a.list), Progress(quiet=a.quiet))
+    text = usbsweep.format_text(res)
+    if res.run_dir:
+        text += f"\n  json     {res.run_dir / 'usb-sweep.json'}\n  logs     {res.run_dir}/try<N>-boot<M>/"
+    emit(a, res.to_json(), text)
+    return errors.EXIT_OK
+
+
 def cmd_sweep(a) -> int:
+    if a.usb_drivers:
+        return cmd_usb_sweep(a, settings.resolve(flags(a), boot=settings.BootSettings(
+            timeout=300.0, smp=1))[0])
+    if a.drivers:
+        raise errors.InputError("--drivers goes with --usb-drivers")
     prog = Progress(quiet=a.quiet)
     base = sweeptable.load_sites(a.baseline) if a.baseline else None
     devices = tuple(d for part in a.devices for d in part.split(",") if d)
@@ -142,6 +164,19 @@ def add_parsers(sub) -> None:
     g.add_argument("--list", action="store_true",
                    help="build the sweep kernel (cached) and list what would run and what is "
                         "skipped, and why; boot nothing")
+    g = sw.add_argument_group("USB drivers (--usb-drivers)")
+    g.add_argument("--usb-drivers", action="store_true",
+                   help="instead of the catalogue: every USB and HID driver of the tree as a "
+                        "module, each bound by a device made from its own ID table (sweep "
+                        "kernel with the tree's USB drivers; see usb-drivers), up to "
+                        "--per-boot devices a boot, their endpoints flooded, their nodes held "
+                        "open; a driver that does not bind gets its next try")
+    g.add_argument("--drivers", action="append", default=[], metavar="LIST",
+                   help="--usb-drivers: only these modules (comma-separated; repeatable)")
+    g.add_argument("--per-boot", type=int, default=8, metavar="N",
+                   help="--usb-drivers: devices a boot (8)")
+    g.add_argument("--tries", type=int, default=0, metavar="N",
+                   help="--usb-drivers: tries a driver (default: its whole plan)")
     g.add_argument("--job", metavar="DEVICE",
                    help="a sweep campaign's job (`plan sweep`): the one boot of this device "
                         "of the catalogue, or '(boot)' for the boot without a device; the "

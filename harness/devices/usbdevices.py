@@ -10,6 +10,7 @@ each interrupt IN endpoint with usbmon.  Its lines::
 
     DMAHARNESS-DEVICE <i> found <bus>:<dev> <vid>:<pid> <sysfs name, 1-2.3>
     DMAHARNESS-DEVICE <i> interface <n> driver <name>|none
+    DMAHARNESS-DEVICE <i> hid <0003:VVVV:PPPP.NNNN> driver <name>|none
     DMAHARNESS-DEVICE <i> open <node>
     DMAHARNESS-DEVICE <i> endpoint 0x81 completions <n>
     DMAHARNESS-DEVICE <i> missing
@@ -278,6 +279,14 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
             "    drv=none; [ -L $f/driver ] && drv=$(basename $(readlink $f/driver))",
             f"    say {i} interface $(cat $f/bInterfaceNumber) driver $drv",
             "  done",
+            # HID devices under it: the driver HID core gave each (usbhid binds the
+            # interface; the driver whose table names the IDs binds the HID device)
+            "  for h in /sys/bus/hid/devices/*; do",
+            "    [ -e $h ] || continue",
+            "    case $(readlink -f $h) in $(readlink -f $d)/*) ;; *) continue ;; esac",
+            "    drv=none; [ -L $h/driver ] && drv=$(basename $(readlink $h/driver))",
+            f"    say {i} hid $(basename $h) driver $drv",
+            "  done",
         ] + (_capture_lines(i, p) if capture and p.path else []) + [
             # every node under the device: hold it open for the run
             "  for c in video4linux/video input/event tty/ttyACM tty/ttyUSB; do",
@@ -329,6 +338,7 @@ class DeviceResult:
     id: str
     found: str | None = None                   # "bus:dev"
     interfaces: dict[int, str] = field(default_factory=dict)
+    hid: dict[str, str] = field(default_factory=dict)           # HID device -> its driver
     opened: list[str] = field(default_factory=list)
     completions: dict[str, int] = field(default_factory=dict)   # "0x81" -> n
     passthrough: bool = False                  # a real device of the host (--usb-host)
@@ -347,6 +357,7 @@ class DeviceResult:
     def to_json(self) -> dict:
         return {"index": self.index, "name": self.name, "id": self.id, "found": self.found,
                 "interfaces": {str(k): v for k, v in sorted(self.interfaces.items())},
+                "hid": dict(self.hid),
                 "bound": self.bound, "driven": list(self.driven), "opened": self.opened,
                 "interrupt_completions": self.completions, "passthrough": self.passthrough,
                 "sysname": self.sysname, "dmesg": self.dmesg}
@@ -371,6 +382,8 @@ def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[Dev
             r.sysname = words[3] if len(words) >= 4 else None
         elif words[:1] == ["interface"] and len(words) == 4 and words[1].isdigit():
             r.interfaces[int(words[1])] = words[3]
+        elif words[:1] == ["hid"] and len(words) == 4 and words[2] == "driver":
+            r.hid[words[1]] = words[3]
         elif words[:1] == ["open"]:
             r.opened.append(" ".join(words[1:]))
         elif words[:1] == ["endpoint"] and len(words) == 4 and words[3].isdigit():

@@ -191,13 +191,16 @@ def name_of(m: Match, layout: str, n: int = 0) -> str:
     return f"{mod}-{n}-{layout}"[:40]
 
 
-def profile(m: Match, layout: str = "int-bulk", n: int = 0) -> Profile:
+def profile(m: Match, layout: str = "int-bulk", n: int = 0, open_pid: int = OPEN_PRODUCT
+            ) -> Profile:
     """The device of entry `m` with endpoint shape `layout` (n numbers the
-    entry among its driver's, for the name)."""
+    entry among its driver's, for the name); `open_pid`, the product ID
+    under the open vendor ID when the entry names none (a sweep gives each
+    such device its own, so that the guest tells them apart)."""
     if layout not in LAYOUTS:
         raise InputError(f"no endpoint layout {layout!r} (known: {', '.join(LAYOUTS)})")
     vid = OPEN_VENDOR if m.vid is None else m.vid
-    pid = (OPEN_PRODUCT if m.vid is None else 0) if m.pid is None else m.pid
+    pid = (open_pid if m.vid is None else 0) if m.pid is None else m.pid
     bcd = 0x0100 if m.bcd is None else m.bcd
     device = bytes([18, 1, 0x00, 0x02, m.dev_class or 0, m.dev_subclass or 0,
                     m.dev_protocol or 0, 64, vid & 0xff, vid >> 8, pid & 0xff, pid >> 8,
@@ -238,8 +241,9 @@ def profile(m: Match, layout: str = "int-bulk", n: int = 0) -> Profile:
                    captured_strings=3, gets=gets, sets=sets, interrupts=ints)
 
 
-def profile_text(m: Match, layout: str = "int-bulk", n: int = 0) -> str:
-    return render(profile(m, layout, n))
+def profile_text(m: Match, layout: str = "int-bulk", n: int = 0,
+                 open_pid: int = OPEN_PRODUCT) -> str:
+    return render(profile(m, layout, n, open_pid))
 
 
 # --- class drivers: a shipped profile with the entry's IDs -------------------------------
@@ -293,7 +297,8 @@ def _replace_statements(text: str, keyword: str, edit) -> str:
     return "\n".join(out)
 
 
-def from_template(m: Match, template: str, text: str, n: int = 0) -> str:
+def from_template(m: Match, template: str, text: str, n: int = 0,
+                  open_pid: Optional[int] = None) -> str:
     """Shipped profile `template` (its text) as the device of entry `m`: the
     entry's vendor, product and bcdDevice in the device descriptor, its
     interface protocol on the interfaces of its class and subclass."""
@@ -302,6 +307,9 @@ def from_template(m: Match, template: str, text: str, n: int = 0) -> str:
         if m.vid is not None:
             d[8:10] = m.vid.to_bytes(2, "little")
             d[10:12] = (m.pid or 0).to_bytes(2, "little")
+        elif open_pid is not None:
+            d[8:10] = OPEN_VENDOR.to_bytes(2, "little")
+            d[10:12] = open_pid.to_bytes(2, "little")
         if m.bcd is not None:
             d[12:14] = m.bcd.to_bytes(2, "little")
         return bytes(d)
@@ -364,15 +372,16 @@ def plan(aliases: dict[str, list[Match]]) -> list[DriverPlan]:
     return out
 
 
-def device_text(p: DriverPlan, attempt: str, templates_dir) -> str:
-    """The profile text of one try of a driver's plan."""
+def device_text(p: DriverPlan, attempt: str, templates_dir, open_pid: Optional[int] = None
+                ) -> str:
+    """The profile text of one try of a driver's plan (`open_pid`: see profile())."""
     if p.match is None:
         raise InputError(f"{p.module}: nothing to try ({p.reason})")
     if attempt.startswith("tpl:"):
         name = attempt[4:]
         text = (templates_dir / f"{name}.profile").read_text()
-        return from_template(p.match, name, text)
-    return profile_text(p.match, attempt)
+        return from_template(p.match, name, text, open_pid=open_pid)
+    return profile_text(p.match, attempt, open_pid=OPEN_PRODUCT if open_pid is None else open_pid)
 
 
 __all__ = ["LANGID", "LAYOUTS", "DriverPlan", "Match", "choose", "device_text", "plan", "lowest_bcd", "parse_alias", "parse_aliases",

@@ -35,6 +35,11 @@ class Fragment:
     path: Path
     options: tuple[tuple[str, str], ...]   # (CONFIG_X, value); 'n' for "is not set"
     where_defined: frozenset[str] = frozenset()   # options after `# where-defined:`
+    # `# best-effort` (a generated fragment of candidates, such as every USB
+    # driver of a tree): its options are asked for, and those whose
+    # dependencies this kernel lacks are dropped, not errors; what was built
+    # is what the .config (and modules.alias) says
+    best_effort: bool = False
 
     @property
     def name(self) -> str:
@@ -47,6 +52,8 @@ class Fragment:
         for opt, val in self.options:
             h.update(f"{opt}={val}{' where-defined' if opt in self.where_defined else ''}\n"
                      .encode())
+        if self.best_effort:
+            h.update(b"best-effort\n")
         return h.hexdigest()
 
 
@@ -83,6 +90,7 @@ def parse_fragment(path: Path) -> Fragment:
     opts: dict[str, str] = {}
     where: set[str] = set()
     pending = 0          # line of a `# where-defined:` waiting for its option
+    best_effort = False
     for lineno, raw in enumerate(files.read_text(path, "fragment").splitlines(), 1):
         line = raw.strip()
         if not line:
@@ -102,10 +110,12 @@ def parse_fragment(path: Path) -> Fragment:
                              f"option it is about, not by another comment", path=str(path))
         if re.match(r"#\s*where-defined\s*:", line):
             pending = lineno
+        elif re.fullmatch(r"#\s*best-effort\b.*", line):
+            best_effort = True
     if pending:
         raise InputError(f"{path}:{pending}: `# where-defined:` ends the file: it needs an "
                          f"option on the next line", path=str(path))
-    return Fragment(path, tuple(opts.items()), frozenset(where))
+    return Fragment(path, tuple(opts.items()), frozenset(where), best_effort)
 
 
 def default_fragments() -> list[Fragment]:
@@ -128,12 +138,77 @@ def resolve_fragments(names: list[str] | None) -> list[Fragment]:
 
 
 def requested(fragments: list[Fragment]) -> dict[str, tuple[str, str]]:
-    """option -> (value, fragment name); later fragments win, as in merge_config.sh."""
+    """option -> (value, fragment name); later fragments win, as in merge_config.sh.
+    A best-effort fragment's options are asked for but not required: an
+    option only such a fragment asks for is left out."""
     out: dict[str, tuple[str, str]] = {}
     for f in fragments:
         for opt, val in f.options:
-            out[opt] = (val, f.name)
+            if not f.best_effort:
+                out[opt] = (val, f.name)
+            elif opt in out and out[opt][0] != val:
+                del out[opt]            # merge_config.sh takes the later value: not required
     return out
+
+
+def tristates(srctree: Path, dirs: tuple[str, ...], pattern: str = "") -> list[tuple[str, str]]:
+    """(symbol, Kconfig file) of every tristate with a prompt, and every bool
+    `menuconfig` (the menus that gate them), defined in the Kconfig files under
+    `dirs` of the tree; with `pattern` (a regex), only entries whose
+    dependencies (`depends on`, the `if` blocks of their file) match it."""
+    rx = re.compile(pattern) if pattern else None
+    out: list[tuple[str, str]] = []
+    for d in dirs:
+        root = srctree / d
+        paths_ = sorted(root.rglob("Kconfig*")) if root.is_dir() else []
+        for path in paths_:
+            lines = path.read_text(errors="replace").replace("\\\n", " ").splitlines()
+            rel = str(path.relative_to(srctree))
+            ifs: list[str] = []
+            cur: list = []          # [symbol, menuconfig?, type, prompt?, depends]
+            i = 0
+
+            def done() -> None:
+                if cur and cur[3] and (cur[2] == "tristate" or (cur[1] and cur[2] == "bool")):
+                    if rx is None or rx.search(" ".join(cur[4])):
+                        out.append((cur[0], rel))
+            while i < len(lines):
+                line = lines[i]
+                i += 1
+                w = line.split()
+                if not w or w[0].startswith("#"):
+                    continue
+                kw = w[0]
+                if kw in ("help", "---help---"):
+                    base = _indent(line)
+                    while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
+                        i += 1
+                    continue
+                if kw in ("config", "menuconfig") and len(w) >= 2:
+                    done()
+                    cur = [w[1], kw == "menuconfig", "", False, list(ifs)]
+                    continue
+                if kw in _KEYWORDS:
+                    done()
+                    cur = []
+                    if kw == "if":
+                        ifs.append(" ".join(w[1:]))
+                    elif kw == "endif" and ifs:
+                        ifs.pop()
+                    continue
+                if not cur:
+                    continue
+                if kw in ("tristate", "bool"):
+                    cur[2], cur[3] = kw, len(w) > 1
+                elif kw in ("def_tristate", "def_bool"):
+                    cur[2] = kw[4:]
+                elif kw == "prompt":
+                    cur[3] = True
+                elif w[:2] == ["depends", "on"]:
+                    cur[4].append(" ".join(w[2:]))
+            done()
+    seen: set[str] = set()
+    return [(s, f) for s, f in out if not (s in seen or seen.add(s))]
 
 
 def read_config(text: str) -> dict[str, str]:

@@ -56,6 +56,40 @@ class FragmentParsing(unittest.TestCase):
         self.assertEqual(bad["CONFIG_NR"].got, "8")
         self.assertIn("from a.config", bad["CONFIG_NR"].describe())
 
+    def test_a_best_effort_fragment_asks_and_does_not_require(self):
+        a = fragments.parse_fragment(_write(self.dir, "a.config", "CONFIG_USB=y\nCONFIG_X=m\n"))
+        b = fragments.parse_fragment(_write(self.dir, "b.config",
+                                            "# best-effort: candidates\nCONFIG_DRV=m\n"
+                                            "CONFIG_USB=y\nCONFIG_X=y\n"))
+        self.assertTrue(b.best_effort and not a.best_effort)
+        self.assertNotEqual(b.digest(), fragments.parse_fragment(_write(
+            self.dir, "c.config", "CONFIG_DRV=m\nCONFIG_USB=y\nCONFIG_X=y\n")).digest())
+        # CONFIG_DRV lost: fine; CONFIG_USB still required (a asks it plainly);
+        # CONFIG_X: b's later value differs from a's, so neither is required
+        self.assertEqual(fragments.verify("CONFIG_X=y\n", [a, b])[0].option, "CONFIG_USB")
+        self.assertEqual(fragments.verify("CONFIG_USB=y\n", [a, b]), [])
+        self.assertEqual(fragments.drifted("CONFIG_USB=y\n", [a, b]), [])
+
+    def test_tristates_of_a_tree(self):
+        root = self.dir / "tree"
+        (root / "drivers" / "usb" / "serial").mkdir(parents=True)
+        (root / "drivers" / "input").mkdir(parents=True)
+        (root / "drivers" / "usb" / "serial" / "Kconfig").write_text(
+            "menuconfig USB_SERIAL\n\ttristate \"USB Serial\"\n\tdepends on USB\n"
+            "if USB_SERIAL\nconfig USB_SERIAL_FTDI_SIO\n\ttristate \"FTDI\"\n"
+            "\thelp\n\t  config FAKE\n\t  tristate \"in a help text\"\n"
+            "config USB_SERIAL_GENERIC\n\tbool \"generic\"\n"
+            "config USB_SERIAL_WWAN\n\ttristate\nendif\n")
+        (root / "drivers" / "input" / "Kconfig").write_text(
+            "menuconfig INPUT_TABLET\n\tbool \"Tablets\"\nif INPUT_TABLET\n"
+            "config TABLET_USB_ACECAD\n\ttristate \"Acecad\"\n\tdepends on USB_ARCH_HAS_HCD\n"
+            "config TABLET_SERIAL_WACOM4\n\ttristate \"serial\"\n\tdepends on SERIO\nendif\n")
+        self.assertEqual([s for s, _ in fragments.tristates(root, ("drivers/usb/serial",))],
+                         ["USB_SERIAL", "USB_SERIAL_FTDI_SIO"])    # no bool, no promptless
+        self.assertEqual([s for s, _ in fragments.tristates(root, ("drivers/input",), r"\bUSB")],
+                         ["TABLET_USB_ACECAD"])
+        self.assertEqual(fragments.tristates(root, ("drivers/nothing",)), [])
+
     def test_verify_clean(self):
         a = fragments.parse_fragment(_write(self.dir, "a.config", "CONFIG_A=m\n"))
         self.assertEqual(fragments.verify("CONFIG_A=m\n", [a]), [])
