@@ -151,13 +151,14 @@ def requested(fragments: list[Fragment]) -> dict[str, tuple[str, str]]:
     return out
 
 
-def tristates(srctree: Path, dirs: tuple[str, ...], pattern: str = "") -> list[tuple[str, str]]:
-    """(symbol, Kconfig file) of every tristate with a prompt, and every bool
+def tristates(srctree: Path, dirs: tuple[str, ...], pattern: str = ""
+              ) -> list[tuple[str, str, str]]:
+    """(symbol, Kconfig file, "tristate" or "bool") of every tristate with a prompt, and every bool
     `menuconfig` (the menus that gate them), defined in the Kconfig files under
     `dirs` of the tree; with `pattern` (a regex), only entries whose
     dependencies (`depends on`, the `if` blocks of their file) match it."""
     rx = re.compile(pattern) if pattern else None
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, str]] = []
     for d in dirs:
         root = srctree / d
         paths_ = sorted(root.rglob("Kconfig*")) if root.is_dir() else []
@@ -171,7 +172,7 @@ def tristates(srctree: Path, dirs: tuple[str, ...], pattern: str = "") -> list[t
             def done() -> None:
                 if cur and cur[3] and (cur[2] == "tristate" or (cur[1] and cur[2] == "bool")):
                     if rx is None or rx.search(" ".join(cur[4])):
-                        out.append((cur[0], rel))
+                        out.append((cur[0], rel, cur[2]))
             while i < len(lines):
                 line = lines[i]
                 i += 1
@@ -208,7 +209,7 @@ def tristates(srctree: Path, dirs: tuple[str, ...], pattern: str = "") -> list[t
                     cur[4].append(" ".join(w[2:]))
             done()
     seen: set[str] = set()
-    return [(s, f) for s, f in out if not (s in seen or seen.add(s))]
+    return [e for e in out if not (e[0] in seen or seen.add(e[0]))]
 
 
 def read_config(text: str) -> dict[str, str]:

@@ -84,11 +84,13 @@ class FragmentParsing(unittest.TestCase):
             "menuconfig INPUT_TABLET\n\tbool \"Tablets\"\nif INPUT_TABLET\n"
             "config TABLET_USB_ACECAD\n\ttristate \"Acecad\"\n\tdepends on USB_ARCH_HAS_HCD\n"
             "config TABLET_SERIAL_WACOM4\n\ttristate \"serial\"\n\tdepends on SERIO\nendif\n")
-        self.assertEqual([s for s, _ in fragments.tristates(root, ("drivers/usb/serial",))],
+        self.assertEqual([s for s, *_ in fragments.tristates(root, ("drivers/usb/serial",))],
                          ["USB_SERIAL", "USB_SERIAL_FTDI_SIO"])    # no bool, no promptless
-        self.assertEqual([s for s, _ in fragments.tristates(root, ("drivers/input",), r"\bUSB")],
+        self.assertEqual([s for s, *_ in fragments.tristates(root, ("drivers/input",), r"\bUSB")],
                          ["TABLET_USB_ACECAD"])
         self.assertEqual(fragments.tristates(root, ("drivers/nothing",)), [])
+        self.assertEqual([k for *_, k in fragments.tristates(root, ("drivers/usb/serial",))],
+                         ["tristate", "tristate"])
 
     def test_verify_clean(self):
         a = fragments.parse_fragment(_write(self.dir, "a.config", "CONFIG_A=m\n"))
