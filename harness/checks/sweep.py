@@ -130,6 +130,19 @@ def device_fragment(devices: Sequence[Device], srctree: Path) -> tuple[str, dict
     return "\n".join(lines) + "\n", absent
 
 
+def generated_fragment(kind: str, name: str, text: str) -> Path:
+    """A generated fragment in the cache (<cache>/KIND/<digest of its text>/NAME),
+    written whole or not at all."""
+    folder = paths.sub(kind) / hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    gen = folder / name
+    if not gen.is_file() or gen.read_text() != text:
+        tmp = gen.with_suffix(".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, gen)
+    return gen
+
+
 def sweep_target(spec: VariantSpec, cat: Catalogue, progress: Progress
                  ) -> tuple[Target, dict[str, str]]:
     """The sweep kernel of `spec` and the devices its tree cannot build."""
@@ -138,14 +151,7 @@ def sweep_target(spec: VariantSpec, cat: Catalogue, progress: Progress
                                 "(sweep two kernels and compare them with --baseline)")
     t = pipeline.target(spec)
     text, absent = device_fragment(cat.devices, source_tree(t, progress))
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    folder = paths.sub("sweep") / digest
-    folder.mkdir(parents=True, exist_ok=True)
-    gen = folder / "sweep-devices.config"
-    if not gen.is_file() or gen.read_text() != text:
-        tmp = gen.with_suffix(".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, gen)
+    gen = generated_fragment("sweep", "sweep-devices.config", text)
     if not cat.subsystems.is_file():
         raise errors.InputError(f"{cat.path}: its subsystems fragment {cat.subsystems} does not "
                                 "exist", path=str(cat.subsystems))

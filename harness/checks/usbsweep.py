@@ -23,7 +23,6 @@ QEMU sweep's do (harness.checks.sweeptable).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import time
@@ -31,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
-from .. import errors, jsonout, paths, pipeline
+from .. import errors, jsonout, pipeline
 from ..boot.settings import BootSettings, FloodSettings
 from ..devices import usbdevices, usbgen
 from ..kernel import fragments
@@ -93,13 +92,7 @@ def usb_target(spec: VariantSpec, progress: Progress) -> tuple[Target, Path]:
                                 "only: drop --series")
     t = pipeline.target(spec)
     text, _ = fragment_text(sweep.source_tree(t, progress))
-    folder = paths.sub("usbsweep") / hashlib.sha256(text.encode()).hexdigest()[:16]
-    folder.mkdir(parents=True, exist_ok=True)
-    gen = folder / "usb-drivers.config"
-    if not gen.is_file() or gen.read_text() != text:
-        tmp = gen.with_suffix(".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, gen)
+    gen = sweep.generated_fragment("usbsweep", "usb-drivers.config", text)
     frags = t.frags + (fragments.parse_fragment(usbdevices.FRAGMENT),
                        fragments.parse_fragment(gen))
     return replace(t, frags=frags), gen

@@ -163,28 +163,16 @@ def tristates(srctree: Path, dirs: tuple[str, ...], pattern: str = ""
         root = srctree / d
         paths_ = sorted(root.rglob("Kconfig*")) if root.is_dir() else []
         for path in paths_:
-            lines = path.read_text(errors="replace").replace("\\\n", " ").splitlines()
             rel = str(path.relative_to(srctree))
             ifs: list[str] = []
             cur: list = []          # [symbol, menuconfig?, type, prompt?, depends]
-            i = 0
 
             def done() -> None:
                 if cur and cur[3] and (cur[2] == "tristate" or (cur[1] and cur[2] == "bool")):
                     if rx is None or rx.search(" ".join(cur[4])):
                         out.append((cur[0], rel, cur[2]))
-            while i < len(lines):
-                line = lines[i]
-                i += 1
-                w = line.split()
-                if not w or w[0].startswith("#"):
-                    continue
+            for w in _kconfig_words(path):
                 kw = w[0]
-                if kw in ("help", "---help---"):
-                    base = _indent(line)
-                    while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
-                        i += 1
-                    continue
                 if kw in ("config", "menuconfig") and len(w) >= 2:
                     done()
                     cur = [w[1], kw == "menuconfig", "", False, list(ifs)]
@@ -265,6 +253,26 @@ def _indent(line: str) -> int:
     return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
 
 
+def _kconfig_words(path: Path):
+    """The words of each line of a Kconfig file that matters: continuation
+    lines joined ("depends on A || \\\n B"), comments, blank lines and help
+    texts left out."""
+    lines = path.read_text(errors="replace").replace("\\\n", " ").splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        w = line.split()
+        if not w or w[0].startswith("#"):
+            continue
+        if w[0] in ("help", "---help---"):
+            base = _indent(line)
+            while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
+                i += 1
+            continue
+        yield w
+
+
 def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntry]]:
     """Kconfig definitions of the given symbols (without CONFIG_).
 
@@ -275,25 +283,12 @@ def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntr
     selectors: dict[str, list[str]] = {}
     types = ("bool", "tristate", "int", "hex", "string")
     for path in _kconfig_files(srctree):
-        # join continuation lines ("depends on A || \\\n B")
-        lines = path.read_text(errors="replace").replace("\\\n", " ").splitlines()
         rel = str(path.relative_to(srctree))
         ifs: list[str] = []
         entry: KconfigEntry | None = None   # the wanted entry being read
         current: str | None = None          # any config entry being read
-        i = 0
-        while i < len(lines):
-            line = lines[i]
-            i += 1
-            w = line.split()
-            if not w or w[0].startswith("#"):
-                continue
+        for w in _kconfig_words(path):
             kw = w[0]
-            if kw in ("help", "---help---"):
-                base = _indent(line)
-                while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > base):
-                    i += 1
-                continue
             if kw == "if":
                 ifs.append(" ".join(w[1:]))
             elif kw == "endif":
