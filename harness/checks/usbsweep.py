@@ -127,6 +127,8 @@ class DriverRun:
     def state(self) -> str:
         if self.plan.match is None:
             return "no-device"
+        if not self.tries:
+            return "planned"                # --list: nothing booted
         return "bound" if self.bound_with else ("firmware" if "firmware" in self.why
                                                  else "unbound")
 
@@ -136,20 +138,32 @@ class DriverRun:
                 if self.plan.match else None, "tries": self.tries}
 
 
-_PROBE = re.compile(r"(?P<drv>[\w-]+):? probe of (?P<dev>\S+) failed with error (?P<err>-?\d+)")
-_FIRMWARE = re.compile(r"Direct firmware load for (?P<fw>\S+) failed with error (?P<err>-?\d+)")
+# "<drv> <dev>: probe with driver <drv> failed with error -N" (6.x/7.x),
+# "<drv>: probe of <dev> failed with error -N" (older)
+_PROBE = re.compile(r"(?:(?P<drv>[\w-]+) (?P<dev>\S+): probe with driver (?P<drv2>[\w-]+)|"
+                    r"(?P<drv3>[\w-]+):? probe of (?P<dev3>\S+)) failed with error (?P<err>-?\d+)")
+# "<drv> <dev>: Direct firmware load for <file> failed with error -N"
+_FIRMWARE = re.compile(r"(?P<drv>[\w-]+) (?P<dev>\S+): Direct firmware load for (?P<fw>\S+) "
+                       r"failed with error (?P<err>-?\d+)")
+
+
+def _ours(drv: str, dev: str, module: str, sysname: Optional[str]) -> bool:
+    """Is a kernel line of driver `drv` about device `dev` one of this module's device?"""
+    return _norm(drv) == _norm(module) or bool(sysname) and (
+        dev == sysname or dev.startswith(f"{sysname}:"))
 
 
 def why_unbound(console: str, module: str, sysname: Optional[str]) -> str:
     """A reason from the kernel log: a failed probe of the device's
-    interfaces, a firmware file missing, or nothing said."""
-    drv = _norm(module)
+    interfaces, a firmware file the driver asked for and did not get, or
+    nothing said."""
+    for m in _FIRMWARE.finditer(console):
+        if _ours(m["drv"], m["dev"], module, sysname):
+            return f"firmware missing: {m['fw']}"
     for m in _PROBE.finditer(console):
-        if _norm(m["drv"]) == drv or (sysname and m["dev"].startswith(sysname + ":")):
+        drv, dev = (m["drv"] or m["drv3"]), (m["dev"] or m["dev3"])
+        if _ours(drv, dev, module, sysname):
             return f"probe failed with error {m['err']} ({m.group(0)})"
-    fw = [m["fw"] for m in _FIRMWARE.finditer(console)]
-    if fw and module.replace("_", "") in console.replace("_", "").replace("-", ""):
-        return f"firmware missing: {fw[0]}"
     return "no interface took it (the device does not match, or probe declined silently)"
 
 
@@ -179,8 +193,8 @@ class UsbSweepResult:
 
     def figures(self) -> dict:
         count = {s: sum(1 for d in self.drivers if d.state == s)
-                 for s in ("bound", "unbound", "firmware", "no-device")}
-        tried = len(self.drivers) - count["no-device"]
+                 for s in ("bound", "unbound", "firmware", "no-device", "planned")}
+        tried = len(self.drivers) - count["no-device"] - count["planned"]
         return {"drivers": len(self.drivers), **count, "boots": self.boots,
                 "sites": len(self.table.sites), "wall_seconds": round(self.wall, 1),
                 "bound_share_of_tried_without_firmware": round(
@@ -194,6 +208,7 @@ class UsbSweepResult:
 
 
 def _profiles(runs: list[DriverRun], attempt_of, folder: Path) -> list[tuple[DriverRun, str, Path]]:
+    folder.mkdir(parents=True, exist_ok=True)
     out = []
     for i, d in enumerate(runs):
         attempt = attempt_of(d)
