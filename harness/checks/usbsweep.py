@@ -66,7 +66,7 @@ SUBSYSTEMS = (
     "CONFIG_RFKILL=m", "CONFIG_HIDRAW=y", "CONFIG_TTY=y",
     # cores of driver families whose own entries do not depend on USB: SCSI
     # (usb-storage, uas), RC (dvb-usb, em28xx's remote), the wireless chips'
-    "CONFIG_SCSI=y", "CONFIG_BLK_DEV_SD=y", "CONFIG_RC_CORE=m", "CONFIG_RT2X00=m",
+    "CONFIG_BLOCK=y", "CONFIG_SCSI=y", "CONFIG_BLK_DEV_SD=y", "CONFIG_RC_CORE=m", "CONFIG_RT2X00=m",
     "CONFIG_RTW88=m", "CONFIG_RTW89=m", "CONFIG_ATH10K=m", "CONFIG_NFC_DIGITAL=m",
     "CONFIG_WLAN_VENDOR_ATH=y", "CONFIG_WLAN_VENDOR_RALINK=y", "CONFIG_WLAN_VENDOR_REALTEK=y",
     # INPUT_MOUSE's default PS/2 mouse, and hid-rmi (through RMI4_F03), select
