@@ -207,11 +207,12 @@ class UsbSweepResult:
                 "drivers": [d.to_json() for d in self.drivers], **self.table.to_json()}
 
 
-def _profiles(runs: list[DriverRun], attempt_of, folder: Path) -> list[tuple[DriverRun, str, Path]]:
+def _profiles(runs: list[DriverRun], r: int, folder: Path) -> list[tuple[DriverRun, str, Path]]:
+    """Each driver's try `r` as a profile file in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for i, d in enumerate(runs):
-        attempt = attempt_of(d)
+        attempt = d.plan.tries[r]
         p = folder / f"{d.module}-{attempt.replace(':', '-')}.profile"
         jsonout.write_text(p, usbgen.device_text(d.plan, attempt, usbdevices.PROFILES_DIR,
                                                  open_pid=0x1000 + i))
@@ -226,9 +227,7 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
     art = build.artifacts
     config = art.config.read_text() if art.config.is_file() else ""
     missing = not_built(config, gen)
-    alias = next(iter(sorted(Path(art.modules).rglob("modules.alias"))), None)
-    if alias is None:
-        raise errors.EnvError(f"{art.dir}: the build has no modules.alias (depmod did not run)")
+    alias = usbgen.find_alias(Path(art.modules))
     plans = usbgen.plan(usbgen.parse_aliases(alias.read_text(errors="replace"), str(alias)))
     if req.drivers:
         known = {p.module for p in plans}
@@ -255,7 +254,7 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
         def one(job):
             k, batch = job
             folder = run_dir / f"try{r + 1}-boot{k + 1}"
-            profs = _profiles(batch, lambda d: d.plan.tries[r], folder / "profiles")
+            profs = _profiles(batch, r, folder / "profiles")
             mods = []
             for d, _, _ in profs:
                 mods += ([d.module, "usbhid"] if d.plan.match.bus == "hid" else [d.module])
@@ -286,9 +285,8 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
                     d.bound_with, d.why = attempt, ""
                 else:
                     d.why = why
-        boots_done = len(boots)
         progress.note(f"[usb-sweep] try {r + 1} done: {sum(1 for d in drivers if d.bound_with)} "
-                      f"bound so far, {boots_done} boot(s)")
+                      f"bound so far, {len(boots)} boot(s)")
     table = sweeptable.fold(boots, art.dir, version=t.version)
     res = UsbSweepResult(t, build, run_dir, drivers, table, missing, len(boots),
                          time.monotonic() - t0)

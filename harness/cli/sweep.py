@@ -93,19 +93,8 @@ def cmd_site_report(a) -> int:
     return errors.EXIT_OK
 
 
-def _alias_file(path: Path) -> Path:
-    """A modules.alias, or a folder holding one (a build's artifacts/modules)."""
-    p = files.resolve(path, "modules.alias")
-    if p.is_dir():
-        found = sorted(p.rglob("modules.alias"))
-        if not found:
-            raise errors.InputError(f"{path}: a folder without a modules.alias", path=str(path))
-        p = found[0]
-    return p
-
-
 def cmd_usb_drivers(a) -> int:
-    src = _alias_file(a.alias)
+    src = usbgen.find_alias(files.resolve(a.alias, "modules.alias"))
     plans = usbgen.plan(usbgen.parse_aliases(files.read_text(src, "modules.alias"), str(src)))
     written: dict[str, list[str]] = {}
     if a.output:

@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable, Optional
 
 from ..errors import InputError
-from .lsusb_answers import LANGID, Get, Set, _hid_boot_keyboard_65
+from .lsusb_answers import Get, Set, _hid_boot_keyboard_65
 from .lsusb_build import Profile
 from .lsusb_plan import plan_defaults
 from .lsusb_render import render
@@ -138,6 +139,16 @@ def parse_alias(line: str) -> Optional[Match]:
                      None if pid is None else pid & 0xffff, hid_group=_hex(m["g"]),
                      if_class=0x03)
     raise ValueError(f"{alias!r} is not a usb: or hid: alias as file2alias writes them")
+
+
+def find_alias(path: Path) -> Path:
+    """A modules.alias, or the one in a folder (a build's artifacts/modules)."""
+    if path.is_dir():
+        found = sorted(path.rglob("modules.alias"))
+        if not found:
+            raise InputError(f"{path}: a folder without a modules.alias", path=str(path))
+        return found[0]
+    return path
 
 
 def parse_aliases(text: str, path: str = "modules.alias") -> dict[str, list[Match]]:
@@ -384,5 +395,5 @@ def device_text(p: DriverPlan, attempt: str, templates_dir, open_pid: Optional[i
     return profile_text(p.match, attempt, open_pid=OPEN_PRODUCT if open_pid is None else open_pid)
 
 
-__all__ = ["LANGID", "LAYOUTS", "DriverPlan", "Match", "choose", "device_text", "plan", "lowest_bcd", "parse_alias", "parse_aliases",
+__all__ = ["LAYOUTS", "find_alias", "DriverPlan", "Match", "choose", "device_text", "plan", "lowest_bcd", "parse_alias", "parse_aliases",
            "profile", "profile_text"]
