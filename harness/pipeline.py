@@ -122,7 +122,7 @@ def target(spec: VariantSpec) -> Target:
         raise errors.InputError(f"--fragment and --profile {prof.name} both choose the kernel's "
                                 "fragments: give one")
     frags = tuple(fragments.resolve_fragments(list(spec.fragments)) if spec.fragments
-                  else prof.fragments())
+                  else prof.fragments()) + tuple(fragments.extra_fragments(version))
     return Target(version, checkout, spec, frags, tuple(patches), prof)
 
 

@@ -38,6 +38,7 @@ class _Result(unittest.TextTestResult):
 
 
 GOLDEN = os.path.join(ROOT, "tests", "fixtures", "logs")
+CI_FRAGMENTS = "7.3=" + os.path.join(ROOT, "tests", "fixtures", "kernel", "ci-7.3.config")
 
 
 def update_golden() -> int:
@@ -64,6 +65,10 @@ def main(argv):
     dirs = {"unit": ["unit"], "integration": ["integration"], "all": ["unit", "integration"]}[which]
     sys.path.insert(0, ROOT)
     os.chdir(ROOT)
+    if which != "unit":
+        # CI's 7.3 kernels as one configuration: the dma profile's, the CI
+        # sweep's and the device profiles' (tests/fixtures/kernel/ci-7.3.config)
+        os.environ.setdefault("DMAHARNESS_EXTRA_FRAGMENTS", CI_FRAGMENTS)
     suite = unittest.TestSuite()
     loader = unittest.TestLoader()
     for d in dirs:

@@ -137,6 +137,33 @@ def resolve_fragments(names: list[str] | None) -> list[Fragment]:
     return out
 
 
+EXTRA_ENV = "DMAHARNESS_EXTRA_FRAGMENTS"
+
+
+def extra_fragments(version: str, env=None) -> list[Fragment]:
+    """$DMAHARNESS_EXTRA_FRAGMENTS: fragments added to every kernel built
+    of a version, after its profile's (part of the kernel's key, verified as
+    any other).  A comma-separated list of VERSION=PATH (that version only)
+    or PATH (every version).  For CI: kernels that differ by a few
+    subsystems (a sweep's, the device profiles') become one configuration,
+    so that each is built once and the others seed from it in seconds."""
+    spec = (os.environ if env is None else env).get(EXTRA_ENV, "")
+    out = []
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        ver, sep, path = item.partition("=")
+        if not sep:
+            ver, path = "", item
+        if ver and not re.fullmatch(r"[0-9]+\.[0-9]+", ver):
+            raise InputError(f"${EXTRA_ENV}: {item[:200]!r}: VERSION=PATH wants a version "
+                             "such as 7.3 before the '='")
+        if ver and ver != version:
+            continue
+        if not os.path.isfile(path):
+            raise InputError(f"${EXTRA_ENV}: {path[:300]} is not a file", path=path[:300])
+        out.append(parse_fragment(Path(path)))
+    return out
+
+
 def requested(fragments: list[Fragment]) -> dict[str, tuple[str, str]]:
     """option -> (value, fragment name); later fragments win, as in merge_config.sh.
     A best-effort fragment's options are asked for but not required: an

@@ -386,6 +386,7 @@ def _pick_seed(variant: Variant, src: Source, key: str) -> tuple[Path, dict] | N
     """The already-built work folder nearest to this variant."""
     work = paths.cache_dir() / "work"
     ours = variant.patch_ids()
+    ours_f = {(f.name, f.digest()) for f in variant.fragments}
     best = None
     for state_file in work.glob("*.json"):
         try:
@@ -403,7 +404,12 @@ def _pick_seed(variant: Variant, src: Source, key: str) -> tuple[Path, dict] | N
         while common < min(len(ours), len(theirs)) and ours[common] == theirs[common]:
             common += 1
         distance = (len(ours) - common) + (len(theirs) - common)
-        score = (st.get("fragments_digest") == variant.fragments_digest(), -distance)
+        # then the most fragments in common: a kernel with a few options more
+        # (a sweep's subsystems) recompiles less from its own base than from
+        # another that has many more (the USB sweep's every driver)
+        theirs_f = {tuple(f) for f in st.get("fragments", []) if isinstance(f, list)}
+        shared = len(ours_f & theirs_f) - len(ours_f ^ theirs_f)
+        score = (st.get("fragments_digest") == variant.fragments_digest(), -distance, shared)
         if best is None or score > best[0]:
             best = (score, tree, st)
     return (best[1], best[2]) if best else None
@@ -700,6 +706,7 @@ def _debian_work(variant: Variant, key: str, label: str, progress: Progress) -> 
     state = {
         "key": key, "version": variant.version, "deb_version": src.deb_version,
         "cc": compiler_version(), "fragments_digest": variant.fragments_digest(),
+        "fragments": [[f.name, f.digest()] for f in variant.fragments],
         "patches": variant.patch_ids(),
         "touched": [p.touched_files() for p in variant.patches],
         "built": False,

@@ -26,6 +26,7 @@ VERSION = "7.3"       # the current kernel: a 7.x checkout must pick patches/7.3
 CASE = ROOT / "patches" / VERSION / "cases" / "uvc-status-buffer"
 REPO_FORMAT = 1
 WITNESS = "drivers/media/usb/uvc/uvc_status.c"     # patched by the case: must stay as it is
+SHORT = ("--runs", "1", "--duration", "8s")
 
 
 def run(*args, timeout=3600):
@@ -96,7 +97,9 @@ class OwnTree(unittest.TestCase):
         self.assert_untouched()
 
     def test_2_seed_case_matches_the_debian_tree(self):
-        r = run("run", "--tree", str(self.repo), "--case", str(CASE), "--json")
+        # the short form of test_boot's seed case: 7.3's dma-owned write is
+        # deterministic (bench/seed-signal: 100 of 100), so one run a variant
+        r = run("run", "--tree", str(self.repo), "--case", str(CASE), *SHORT, "--json")
         self.assertIn(r.returncode, (0, 1), r.stderr[-3000:])
         ours = json.loads(r.stdout)
         for c in ours["outcome"]["comparisons"]:
@@ -104,7 +107,7 @@ class OwnTree(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertEqual(ours["tree"], str(self.repo.resolve()))
         self.assert_untouched()
-        r = run("run", "--kernel", VERSION, "--case", str(CASE), "--json")
+        r = run("run", "--kernel", VERSION, "--case", str(CASE), *SHORT, "--json")
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         debian = json.loads(r.stdout)
         patterns = tomllib.loads((CASE / "case.toml").read_text())["expect"]["fixed"]

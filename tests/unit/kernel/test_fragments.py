@@ -1,9 +1,12 @@
+import re
 import tempfile
 import unittest
 from pathlib import Path
 
 from harness.kernel import fragments
 from harness.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _write(folder: Path, name: str, text: str) -> Path:
@@ -212,3 +215,47 @@ class Explain(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ExtraFragments(unittest.TestCase):
+    """$DMAHARNESS_EXTRA_FRAGMENTS, and CI's one 7.3 configuration."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.frag = Path(self.tmp.name) / "extra.config"
+        self.frag.write_text("CONFIG_BLOCK=y\n")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_by_version_or_for_every_version(self):
+        env = {fragments.EXTRA_ENV: f"7.3={self.frag}"}
+        self.assertEqual([f.options for f in fragments.extra_fragments("7.3", env)],
+                         [(("CONFIG_BLOCK", "y"),)])
+        self.assertEqual(fragments.extra_fragments("6.1", env), [])
+        env = {fragments.EXTRA_ENV: f" {self.frag} ,"}
+        self.assertEqual(len(fragments.extra_fragments("6.1", env)), 1)
+        self.assertEqual(fragments.extra_fragments("6.1", {}), [])
+
+    def test_bad_values_name_the_variable(self):
+        for spec in (f"x.y={self.frag}", f"7.3={self.frag}.missing", str(self.tmp.name)):
+            with self.assertRaises(InputError) as e:
+                fragments.extra_fragments("7.3", {fragments.EXTRA_ENV: spec})
+            self.assertIn(fragments.EXTRA_ENV, str(e.exception))
+
+    def test_ci_fragment_holds_every_option_of_the_kernels_it_joins(self):
+        """Every option CI's sweep kernel and the device profiles' kernel add to
+        the dma profile is in tests/fixtures/kernel/ci-7.3.config with the same
+        value: else those kernels are not one configuration and CI builds 7.3
+        cold more than once."""
+        ci = dict(fragments.parse_fragment(ROOT / "tests/fixtures/kernel/ci-7.3.config").options)
+        sweep_ci = ROOT / "tests" / "fixtures" / "sweep" / "ci"
+        want = dict(fragments.parse_fragment(sweep_ci / "subsystems.config").options)
+        want.update(fragments.parse_fragment(
+            ROOT / "kconfig-fragments" / "usb" / "usb-profiles.config").options)
+        cat = (sweep_ci / "catalogue.toml").read_text()
+        for opt in re.findall(r'"(CONFIG_\w+=\w+)"', cat):
+            k, v = opt.split("=")
+            want[k] = v
+        self.assertGreater(len(want), 20)
+        self.assertEqual({k: ci.get(k) for k in want}, want)

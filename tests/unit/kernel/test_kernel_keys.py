@@ -183,3 +183,32 @@ class SeedTimestamps(unittest.TestCase):
             self.assertEqual((ours / "driver.c").read_text(), "our version\n")
             # the pristine tree's inode was not touched
             self.assertEqual((ours / "untouched.c").stat().st_ino, (pristine / "untouched.c").stat().st_ino)
+
+
+class SeedChoice(unittest.TestCase):
+    """Of built trees with the same patches, the seed shares the most fragments."""
+
+    def test_the_nearest_configuration_seeds(self):
+        import json
+        from harness import paths
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict("os.environ", {"DMAHARNESS_CACHE": d}), \
+                mock.patch.object(kbuild, "compiler_version", return_value="gcc 12"):
+            d = Path(d)
+            for n in "abcd":
+                (d / f"{n}.config").write_text(f"CONFIG_{n.upper()}=y\n")
+            fr = {n: fragments.parse_fragment(d / f"{n}.config") for n in "abcd"}
+            work = paths.sub("work")
+            for key, names in (("6.1-many", "abcd"), ("6.1-base", "a"), ("6.1-near", "ab")):
+                (work / key / "_build").mkdir(parents=True)
+                (work / key / "_build" / "vmlinux").write_text("")
+                (work / f"{key}.json").write_text(json.dumps({
+                    "key": key, "version": "6.1", "deb_version": SRC.deb_version, "cc": "gcc 12",
+                    "built": True, "fragments_digest": key, "patches": [],
+                    "fragments": [[fr[n].name, fr[n].digest()] for n in names]}))
+            ours = kbuild.Variant("6.1", (), (fr["a"], fr["b"]))
+            self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-near")
+            ours = kbuild.Variant("6.1", (), (fr["a"], fr["b"], fr["c"]))
+            self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-many")
+            ours = kbuild.Variant("6.1", (), (fr["a"],))
+            self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-base")
