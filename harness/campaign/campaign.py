@@ -40,7 +40,7 @@ from ..errors import InputError
 from ..kernel import series as series_mod
 from ..devices import catalogue
 from ..reports import engine
-from ..checks import bisect, caserun, diff, sweep, sweeptable
+from ..checks import bisect, caserun, diff, sweep, sweeptable, usbsweep
 from ..checks.case import Case, load_case
 from . import remote, slurm
 
@@ -239,20 +239,46 @@ def plan_sweep(p: SweepPlan) -> Campaign:
     return c
 
 
+def plan_usb_sweep(folder: Path, shares: int, extra: tuple[str, ...]) -> Campaign:
+    """`plan sweep --usb-drivers`: the drivers in `shares` jobs (each the
+    USB sweep of every shares-th driver, its boots one at a time); collect
+    puts their drivers together and folds their boots' consoles."""
+    if not 1 <= shares <= 1000:
+        raise InputError(f"--shares {shares}: 1 to 1000 jobs")
+    _new_folder(folder)
+    jobs = [Job(f"usb{k}", ("sweep", "--usb-drivers", "--batch", f"{k}/{shares}", "--parallel",
+                            "1", "--json-out", f"results/usb{k}.json", "-q", *extra),
+                f"results/usb{k}.json") for k in range(1, shares + 1)]
+    c = Campaign(folder, "sweep", tuple(jobs),
+                 {"usb_drivers": True, "shares": shares, "devices": [], "extra": list(extra),
+                  "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    _save(c)
+    return c
+
+
 @dataclass
 class SweepCollected:
     runs: list                        # sweep.DeviceRun, consoles under DIR/consoles
     table: sweeptable.Table
     key: str                          # the sweep kernel's build key
     layout: bool                      # its artifacts were here: layouts and file:line
+    drivers: list | None = None       # a USB sweep's: every job's drivers (their JSON)
+    boot_drivers: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not [r for r in self.runs if r.state == "failed"]
 
     def to_json(self) -> dict:
-        return {"key": self.key, "layout": self.layout,
-                "devices": [r.to_json() for r in self.runs], **self.table.to_json()}
+        table = self.table.to_json()
+        if self.drivers is None:
+            return {"key": self.key, "layout": self.layout,
+                    "devices": [r.to_json() for r in self.runs], **table}
+        return {"key": self.key, "layout": self.layout, "usb_drivers": True,
+                "figures": usbsweep.figures([d["state"] for d in self.drivers], len(self.runs),
+                                            len(self.table.sites), 0.0),
+                "drivers": self.drivers, "devices": [r.to_json() for r in self.runs],
+                **usbsweep.attribute(table, self.boot_drivers)}
 
 
 def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
@@ -261,7 +287,20 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
     cons = c.folder / "consoles"
     cons.mkdir(exist_ok=True)
     runs, keys = [], set()
+    usb = bool(c.about.get("usb_drivers"))
+    drivers: list = []
+    boot_drivers: dict = {}
     for s in st:
+        if usb:          # a USB sweep's job: its drivers, and a run for each of its boots
+            keys.add(s.result["build"]["key"])
+            drivers += s.result["drivers"]
+            for b in s.result["boots"]:
+                console = cons / f"{b['device']}.log"
+                jsonout.write_text(console, b["console_text"])
+                boot_drivers[b["device"]] = b["drivers"]
+                runs.append(sweep.DeviceRun(b["device"], "usb", b["state"], b.get("reason") or "",
+                                            None, console, b.get("outcome") or ""))
+            continue
         d = s.result["device"]
         keys.add(s.result["build"]["key"])
         console = None
@@ -280,7 +319,8 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
     here = bool(art and (art / "vmlinux").is_file())
     version = key.split("-")[0] if re.fullmatch(r"\d+\.\d+-.*", key) else None
     return SweepCollected(runs, sweeptable.fold(runs, art if here else None, version=version),
-                          key, here)
+                          key, here, sorted(drivers, key=lambda d: d["module"]) if usb else None,
+                          boot_drivers)
 
 
 def _save(c: Campaign) -> None:
@@ -391,6 +431,8 @@ def _campaign(folder: Path, data: Any, f: Path) -> Campaign:
     for key in ("variants", "patches", "devices", "extra"):
         if key in _ABOUT[kind] and not all(isinstance(x, str) for x in data[key]):
             raise bad(key, "a list of strings is expected")
+    if not isinstance(data.get("usb_drivers", False), bool):
+        raise bad("usb_drivers", "true or false is expected")
     if kind == "case":
         for name in [data["case_folder"], *data["variants"]]:
             if not paths.is_safe_name(name):
@@ -584,6 +626,18 @@ def _result_problem(c: Campaign, j: Job, data: dict) -> str:
             if o.status not in (bisect.HIT, bisect.CLEAN, bisect.FAILED, bisect.INFRA) or \
                     not all(isinstance(x, str) for x in o.titles):
                 raise ValueError(f"bisect_run: status {o.status!r}")
+        elif c.about.get("usb_drivers"):
+            if not isinstance(data["build"]["key"], str):
+                raise TypeError("build.key is not a string")
+            for d in data["drivers"]:
+                if not (isinstance(d["module"], str) and isinstance(d["state"], str)):
+                    raise TypeError("a driver's module or state is not a string")
+            for b in data["boots"]:
+                if not all(isinstance(b[k], str) for k in ("device", "state", "console_text")) \
+                        or not re.fullmatch(r"b\d+-try\d+-boot\d+", b["device"]) or \
+                        not all(isinstance(x, str) for x in b["drivers"]):
+                    raise ValueError(f"boot {str(b.get('device'))[:60]!r}: not a USB sweep "
+                                     "job's boot")
         else:
             d = data["device"]
             for key in ("device", "class", "state"):

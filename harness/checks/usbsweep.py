@@ -90,17 +90,21 @@ def fragment_text(srctree: Path) -> tuple[str, int]:
     return "\n".join(lines) + "\n", len(syms)
 
 
-def usb_target(spec: VariantSpec, progress: Progress) -> tuple[Target, Path]:
-    """The USB sweep kernel of `spec`, and its generated fragment's path."""
+def usb_target(spec: VariantSpec, progress: Progress,
+               generate: bool = True) -> tuple[Target, Optional[Path]]:
+    """The USB sweep kernel of `spec`, and its generated fragment's path
+    (None with `generate` off: the drivers the profile and the device
+    profiles' fragment already build, --as-configured)."""
     if spec.series:
         raise errors.InputError("sweep --usb-drivers runs the stock kernel with the detector "
                                 "only: drop --series")
     t = pipeline.target(spec)
+    frags = t.frags + (fragments.parse_fragment(usbdevices.FRAGMENT),)
+    if not generate:
+        return replace(t, frags=frags), None
     text, _ = fragment_text(sweep.source_tree(t, progress))
     gen = sweep.generated_fragment("usbsweep", "usb-drivers.config", text)
-    frags = t.frags + (fragments.parse_fragment(usbdevices.FRAGMENT),
-                       fragments.parse_fragment(gen))
-    return replace(t, frags=frags), gen
+    return replace(t, frags=frags + (fragments.parse_fragment(gen),)), gen
 
 
 def not_built(config_text: str, gen: Path) -> list[str]:
@@ -147,6 +151,15 @@ _FIRMWARE = re.compile(r"(?P<drv>[\w-]+) (?P<dev>\S+): Direct firmware load for 
                        r"failed with error (?P<err>-?\d+)")
 
 
+def drivers_of(res: dict) -> set[str]:
+    """The drivers a device's interfaces and HID devices have (a device
+    result's JSON), each by its name and by its module's: hid-cherry's
+    driver is "cherry", hid-logitech-dj's "logitech-djreceiver"."""
+    names = [*(res.get("interfaces") or {}).values(), *(res.get("hid") or {}).values()]
+    mods = res.get("modules") or {}
+    return {_norm(n) for n in names} | {_norm(mods[n]) for n in names if n in mods}
+
+
 def _ours(drv: str, dev: str, module: str, sysname: Optional[str]) -> bool:
     """Is a kernel line of driver `drv` about device `dev` one of this module's device?"""
     return _norm(drv) == _norm(module) or bool(sysname) and (
@@ -178,6 +191,11 @@ class UsbSweepRequest:
     max_tries: int = 0                    # tries per driver; 0 = its whole plan
     run_dir: Optional[Path] = None
     plan_only: bool = False               # build and plan, boot nothing (--list)
+    as_configured: bool = False           # no generated fragment: the drivers already built
+    # a campaign's job (`plan sweep --usb-drivers`): the K-th of N shares of
+    # the drivers (every N-th from the K-th); its boots are named bK-..., and
+    # its JSON carries each boot's console whole, for `collect` to fold
+    batch: Optional[tuple[int, int]] = None
 
 
 @dataclass
@@ -190,21 +208,56 @@ class UsbSweepResult:
     missing: list[str]                    # asked, not built
     boots: int = 0
     wall: float = 0.0
+    boot_drivers: dict[str, list[str]] = field(default_factory=dict)   # boot label -> modules
+    runs: list = field(default_factory=list)                           # sweep.DeviceRun a boot
+
+    consoles: bool = False                # the boots' consoles in the JSON (a campaign job)
 
     def figures(self) -> dict:
-        count = {s: sum(1 for d in self.drivers if d.state == s)
-                 for s in ("bound", "unbound", "firmware", "no-device", "planned")}
-        tried = len(self.drivers) - count["no-device"] - count["planned"]
-        return {"drivers": len(self.drivers), **count, "boots": self.boots,
-                "sites": len(self.table.sites), "wall_seconds": round(self.wall, 1),
-                "bound_share_of_tried_without_firmware": round(
-                    count["bound"] / max(1, tried - count["firmware"]), 3)}
+        return figures([d.state for d in self.drivers], self.boots, len(self.table.sites),
+                       self.wall)
 
     def to_json(self) -> dict:
+        boots = []
+        for r in self.runs:
+            b = {**r.to_json(), "drivers": self.boot_drivers.get(r.device, [])}
+            if self.consoles:
+                b["console_text"] = r.console.read_text(errors="replace") \
+                    if r.console and r.console.is_file() else ""
+            boots.append(b)
         return {"command": "sweep", "usb_drivers": True, "ok": True, **self.target.to_json(),
                 "build": self.build.to_json(), "run_dir": str(self.run_dir) if self.run_dir
                 else None, "figures": self.figures(), "not_built": self.missing,
-                "drivers": [d.to_json() for d in self.drivers], **self.table.to_json()}
+                "drivers": [d.to_json() for d in self.drivers], "boots": boots,
+                **attribute(self.table.to_json(), self.boot_drivers)}
+
+
+def figures(states: list[str], boots: int, sites: int, wall: float) -> dict:
+    """The sweep's figures from its drivers' states (a sweep's, or a
+    campaign's drivers put together by collect)."""
+    count = {s: states.count(s) for s in ("bound", "unbound", "firmware", "no-device", "planned")}
+    tried = len(states) - count["no-device"] - count["planned"]
+    return {"drivers": len(states), **count, "boots": boots, "sites": sites,
+            "wall_seconds": round(wall, 1), "bound_share_of_tried_without_firmware": round(
+                count["bound"] / max(1, tried - count["firmware"]), 3)}
+
+
+def attribute(table: dict, boot_drivers: dict[str, list[str]]) -> dict:
+    """Each site with the drivers it is one of (`drivers`): of the boots it
+    was seen in, the driver whose source file it is in (ftdi_sio for
+    drivers/usb/serial/ftdi_sio.c); else, seen in at most two boots, every
+    driver of those boots; else none (a site of USB core, the hub or the
+    host controller, which every boot's devices go through)."""
+    for site in table.get("sites", []):
+        boots = [b for b in site.get("devices", []) if b in boot_drivers]
+        mods = list(dict.fromkeys(m for b in boots for m in boot_drivers[b]))
+        where = str(site.get("location") or "").split(":")[0]
+        stem = _norm(Path(where).stem) if where else ""
+        own = [m for m in mods if stem and _norm(m) == stem]
+        site["drivers"] = own or (mods if len(boots) <= 2 else [])
+        site["drivers_from"] = ("source file" if own else "boots" if site["drivers"]
+                                else f"none: seen in {len(boots)} boots (USB core, hub or xHCI)")
+    return table
 
 
 def _profiles(runs: list[DriverRun], r: int, folder: Path) -> list[tuple[DriverRun, str, Path]]:
@@ -222,11 +275,11 @@ def _profiles(runs: list[DriverRun], r: int, folder: Path) -> list[tuple[DriverR
 
 def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
     t0 = time.monotonic()
-    t, gen = usb_target(req.variant, progress)
+    t, gen = usb_target(req.variant, progress, generate=not req.as_configured)
     build = pipeline.build(t, progress=progress)
     art = build.artifacts
     config = art.config.read_text() if art.config.is_file() else ""
-    missing = not_built(config, gen)
+    missing = not_built(config, gen) if gen else []
     alias = usbgen.find_alias(Path(art.modules))
     plans = usbgen.plan(usbgen.parse_aliases(alias.read_text(errors="replace"), str(alias)))
     if req.drivers:
@@ -236,12 +289,17 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
             raise errors.InputError(f"--drivers: {', '.join(unknown)} not among the {len(known)} "
                                     f"USB/HID drivers of {alias}")
         plans = [p for p in plans if p.module in req.drivers]
+    if req.batch:
+        k, n = req.batch
+        plans = plans[k - 1::n]
+    prefix = f"b{req.batch[0]}-" if req.batch else ""
     drivers = [DriverRun(p.module, p) for p in plans]
     if req.plan_only:
         return UsbSweepResult(t, build, None, drivers, sweeptable.Table([], {}), missing,
                               0, time.monotonic() - t0)
     run_dir = req.run_dir or pipeline.new_run_dir(f"usbsweep-{t.name}")
     boots: list[sweep.DeviceRun] = []
+    boot_drivers: dict[str, list[str]] = {}
     parallel = req.parallel or os.cpu_count() or 1
     limit = req.max_tries or max((len(p.tries) for p in plans), default=0)
     for r in range(limit):
@@ -253,7 +311,7 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
 
         def one(job):
             k, batch = job
-            folder = run_dir / f"try{r + 1}-boot{k + 1}"
+            folder = run_dir / f"{prefix}try{r + 1}-boot{k + 1}"
             profs = _profiles(batch, r, folder / "profiles")
             mods = []
             for d, _, _ in profs:
@@ -266,21 +324,26 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
         for k, profs, fr in pipeline.run_parallel(list(enumerate(batches)), one, parallel):
             console = fr.result.console.read_text(errors="replace") \
                 if fr.result.console.is_file() else ""
-            label = f"try{r + 1}-boot{k + 1}"
-            boots.append(sweep.DeviceRun(label, "usb", "ran" if fr.result.ok else "failed",
-                                         "" if fr.result.ok else fr.result.describe(),
-                                         fr.run_dir, fr.result.console, fr.result.outcome))
+            label = f"{prefix}try{r + 1}-boot{k + 1}"
+            boot_drivers[label] = [d.module for d, _, _ in profs]
+            boots.append(sweep.DeviceRun(
+                label, "usb", "ran" if fr.result.ok else "failed",
+                ("" if fr.result.ok else fr.result.describe() + "; ")
+                + "drivers: " + ", ".join(boot_drivers[label]), fr.run_dir,
+                fr.result.console, fr.result.outcome))
             devs = fr.payload.get("devices") or []
             for i, (d, attempt, _) in enumerate(profs):
                 res = devs[i] if i < len(devs) else {}
-                drv = set(map(_norm, (res.get("interfaces") or {}).values())) | \
-                    set(map(_norm, (res.get("hid") or {}).values()))
+                drv = drivers_of(res)
                 bound = _norm(d.module) in drv
                 why = "" if bound else (
                     "the device never appeared in the guest" if not res.get("found") else
                     why_unbound(console, d.module, res.get("sysname")))
                 d.tries.append({"attempt": attempt, "boot": label, "bound": bound,
-                                "drivers": sorted(drv - {"none"}), "why": why or None})
+                                "drivers": sorted(drv - {"none"}), "why": why or None,
+                                # usbmon's count of its interrupt IN completions
+                                "completions": sum((res.get("interrupt_completions")
+                                                    or {}).values())})
                 if bound:
                     d.bound_with, d.why = attempt, ""
                 else:
@@ -289,18 +352,23 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
                       f"bound so far, {len(boots)} boot(s)")
     table = sweeptable.fold(boots, art.dir, version=t.version)
     res = UsbSweepResult(t, build, run_dir, drivers, table, missing, len(boots),
-                         time.monotonic() - t0)
+                         time.monotonic() - t0, boot_drivers, boots, bool(req.batch))
     jsonout.write(run_dir / "usb-sweep.json", res.to_json())
     return res
 
 
+def summary(key: str, f: dict) -> str:
+    """The figures in a line."""
+    return (f"{key}: {f['drivers']} USB/HID driver(s) with an ID table built; "
+            f"{f['bound']} bound, {f['unbound']} unbound, {f['firmware']} need firmware, "
+            f"{f['no-device']} catch-all; {f['boots']} boot(s)"
+            + (f", {f['wall_seconds']:.0f} s" if f["wall_seconds"] else "")
+            + f"; bound {100 * f['bound_share_of_tried_without_firmware']:.0f}% of those "
+            "tried without firmware")
+
+
 def format_text(res: UsbSweepResult) -> str:
-    f = res.figures()
-    out = [f"{res.build.artifacts.key}: {f['drivers']} USB/HID driver(s) with an ID table built; "
-           f"{f['bound']} bound, {f['unbound']} unbound, {f['firmware']} need firmware, "
-           f"{f['no-device']} catch-all; {f['boots']} boot(s), {f['wall_seconds']:.0f} s; "
-           f"bound {100 * f['bound_share_of_tried_without_firmware']:.0f}% of those tried "
-           "without firmware"]
+    out = [summary(res.build.artifacts.key, res.figures())]
     if res.missing:
         out.append(f"  {len(res.missing)} option(s) asked and not built (a dependency this "
                    f"configuration lacks): {', '.join(res.missing[:12])}"
@@ -310,4 +378,9 @@ def format_text(res: UsbSweepResult) -> str:
                    + (f"with {d.bound_with}" if d.bound_with else (d.why or d.plan.reason)))
     out.append("")
     out.append(sweeptable.format_text(res.table, details=False))
+    sites = attribute(res.table.to_json(), res.boot_drivers)["sites"]
+    if sites:
+        out.append("the drivers of each site:")
+        out += [f"  {s['key']}: " + (", ".join(s["drivers"]) + f" (by {s['drivers_from']})"
+                                     if s["drivers"] else s["drivers_from"]) for s in sites]
     return "\n".join(out)

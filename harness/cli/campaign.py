@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .. import errors, jsonout
 from ..progress import Progress, fmt_duration
-from ..checks import bisect, diff, sweeptable
+from ..checks import bisect, diff, sweeptable, usbsweep
 from ..campaign import campaign, junit, kcidb, remote
 from ..output import sweephtml
 from .common import EPILOG, emit, folder, kcidb_args, output_group, write_json_out
@@ -36,6 +36,20 @@ def cmd_plan(a) -> int:
               f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
               f"  merge    dmaharness collect {c.folder}")
         return errors.EXIT_OK
+    if a.what == "sweep" and a.usb_drivers:
+        if a.case is not None or a.series or a.signature or a.devices or a.catalogue:
+            raise errors.HarnessError("plan sweep --usb-drivers takes --shares, not a CASE, "
+                                      "--series, --signature, --devices or --catalogue")
+        c = campaign.plan_usb_sweep(a.output, a.shares, tuple(extra))
+        emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
+              f"campaign {c.folder}: {len(c.jobs)} jobs (the USB drivers in {a.shares} shares, "
+              "each job's boots one at a time)\n"
+              f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
+              f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+              f"  merge    dmaharness collect {c.folder}")
+        return errors.EXIT_OK
+    if a.usb_drivers:
+        raise errors.HarnessError("--usb-drivers goes with plan sweep")
     if a.what == "sweep":
         if a.case is not None or a.series or a.signature:
             raise errors.HarnessError("plan sweep takes --devices and --catalogue, not a CASE "
@@ -86,8 +100,11 @@ def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
         sw = col.sweep
         html = col.campaign.folder / "sweep.html"
         payload["html"] = str(html)
-        sweephtml.write(html, {**payload, **sw.to_json()})
-        emit(a, payload, sweeptable.format_text(sw.table, sw.runs)
+        swj = sw.to_json()
+        sweephtml.write(html, {**payload, **swj})
+        emit(a, payload, (usbsweep.summary(sw.key, swj["figures"]) + "\n"
+                          if sw.drivers is not None else "")
+              + sweeptable.format_text(sw.table, sw.runs)
               + (f"  (no layouts: the sweep kernel {sw.key} was built on the workers, not here)\n"
                  if not sw.layout else "")
               + f"  html     {html}\n  logs     {col.campaign.folder}/consoles/<device>.log"
@@ -229,6 +246,11 @@ def add_parsers(sub) -> None:
     g.add_argument("--catalogue", type=Path, metavar="FILE",
                    help="the device catalogue, in this checkout "
                         "(kconfig-fragments/sweep/catalogue.toml)")
+    g.add_argument("--usb-drivers", action="store_true",
+                   help="the USB driver sweep (`sweep --usb-drivers`) instead of the catalogue: "
+                        "its drivers in --shares jobs")
+    g.add_argument("--shares", type=int, default=8, metavar="N",
+                   help="--usb-drivers: jobs, each every N-th driver (8)")
     pl.set_defaults(run_args=[])
     output_group(pl)
     pl.set_defaults(func=cmd_plan)

@@ -16,28 +16,45 @@ from .common import EPILOG, boot_group, command_parser, emit, flags, output_grou
 
 
 def cmd_usb_sweep(a, b) -> int:
-    if a.devices or a.catalogue or a.job or a.baseline:
-        raise errors.InputError("sweep --usb-drivers takes none of --devices, --catalogue, "
-                                "--job, --baseline")
+    if a.devices or a.catalogue or a.job:
+        raise errors.InputError("sweep --usb-drivers takes none of --devices, --catalogue, --job")
     if not 1 <= a.per_boot <= 8 or a.tries < 0:
         raise errors.InputError("--per-boot is 1 to 8 (the xHCI ports a boot has); --tries >= 0")
+    base = sweeptable.load_sites(a.baseline) if a.baseline else None
+    batch = None
+    if a.batch is not None:
+        k, _, n = a.batch.partition("/")
+        if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n) <= 1000):
+            raise errors.InputError(f"--batch {a.batch[:40]!r}: K/N with 1 <= K <= N <= 1000")
+        batch = (int(k), int(n))
     drivers = tuple(d for part in a.drivers for d in part.split(",") if d)
     res = usbsweep.usb_sweep(usbsweep.UsbSweepRequest(
         variant_spec(a, series_=False), b, drivers, a.per_boot, parallel=a.parallel,
-        max_tries=a.tries, run_dir=a.run_dir, plan_only=a.list), Progress(quiet=a.quiet))
-    text = usbsweep.format_text(res)
+        max_tries=a.tries, run_dir=a.run_dir, plan_only=a.list, as_configured=a.as_configured,
+        batch=batch), Progress(quiet=a.quiet))
+    payload, text, code = res.to_json(), usbsweep.format_text(res), errors.EXIT_OK
     if res.run_dir:
-        text += f"\n  json     {res.run_dir / 'usb-sweep.json'}\n  logs     {res.run_dir}/try<N>-boot<M>/"
-    emit(a, res.to_json(), text)
-    return errors.EXIT_OK
+        if base is not None:
+            d = sweeptable.diff(base, payload["sites"])
+            payload["baseline"] = {"file": str(a.baseline), **d.to_json()}
+            text += f"\nagainst {a.baseline}:\n" + d.format_text()
+            code = errors.EXIT_VERDICT if d.differs else code
+        html = res.run_dir / "usb-sweep.html"
+        payload["html"] = str(html)
+        sweephtml.write(html, {**payload, "devices": payload["boots"]})
+        jsonout.write(res.run_dir / "usb-sweep.json", payload)
+        text += (f"\n  json     {res.run_dir / 'usb-sweep.json'}\n  html     {html}"
+                 f"\n  logs     {res.run_dir}/try<N>-boot<M>/")
+    emit(a, payload, text)
+    return code
 
 
 def cmd_sweep(a) -> int:
     if a.usb_drivers:
         return cmd_usb_sweep(a, settings.resolve(flags(a), boot=settings.BootSettings(
             timeout=300.0, smp=1))[0])
-    if a.drivers:
-        raise errors.InputError("--drivers goes with --usb-drivers")
+    if a.drivers or a.as_configured or a.batch:
+        raise errors.InputError("--drivers, --as-configured and --batch go with --usb-drivers")
     prog = Progress(quiet=a.quiet)
     base = sweeptable.load_sites(a.baseline) if a.baseline else None
     devices = tuple(d for part in a.devices for d in part.split(",") if d)
@@ -146,8 +163,8 @@ def add_parsers(sub) -> None:
     g.add_argument("--catalogue", type=Path, metavar="FILE",
                    help="another device catalogue (default kconfig-fragments/sweep/catalogue.toml)")
     g.add_argument("--baseline", type=Path, metavar="FILE",
-                   help="an earlier sweep's sweep.json (or --json output): list new, gone and "
-                        "unchanged sites; exit 1 when they differ, as diff(1)")
+                   help="an earlier sweep's sweep.json or usb-sweep.json (or --json output): "
+                        "list new, gone and unchanged sites; exit 1 when they differ, as diff(1)")
     g.add_argument("--parallel", type=int, default=0,
                    help="guests booted at once (default: one per core)")
     g.add_argument("--list", action="store_true",
@@ -162,6 +179,13 @@ def add_parsers(sub) -> None:
                         "open; a driver that does not bind gets its next try")
     g.add_argument("--drivers", action="append", default=[], metavar="LIST",
                    help="--usb-drivers: only these modules (comma-separated; repeatable)")
+    g.add_argument("--as-configured", action="store_true",
+                   help="--usb-drivers: without the generated fragment, only the drivers the "
+                        "kernel already builds (its profile and kconfig-fragments/usb/): no "
+                        "build of its own when the profile devices' kernel is cached")
+    g.add_argument("--batch", metavar="K/N",
+                   help="--usb-drivers: a campaign's job (`plan sweep --usb-drivers`): every "
+                        "N-th driver from the K-th; the JSON carries each boot's console whole")
     g.add_argument("--per-boot", type=int, default=8, metavar="N",
                    help="--usb-drivers: devices a boot (8)")
     g.add_argument("--tries", type=int, default=0, metavar="N",

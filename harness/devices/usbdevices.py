@@ -9,8 +9,8 @@ keeps its interrupt IN endpoints polled, and counts the completions of
 each interrupt IN endpoint with usbmon.  Its lines::
 
     DMAHARNESS-DEVICE <i> found <bus>:<dev> <vid>:<pid> <sysfs name, 1-2.3>
-    DMAHARNESS-DEVICE <i> interface <n> driver <name>|none
-    DMAHARNESS-DEVICE <i> hid <0003:VVVV:PPPP.NNNN> driver <name>|none
+    DMAHARNESS-DEVICE <i> interface <n> driver <name>|none module <module>|-
+    DMAHARNESS-DEVICE <i> hid <0003:VVVV:PPPP.NNNN> driver <name>|none module <module>|-
     DMAHARNESS-DEVICE <i> open <node>
     DMAHARNESS-DEVICE <i> endpoint 0x81 completions <n>
     DMAHARNESS-DEVICE <i> missing
@@ -276,16 +276,18 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
             f"  echo \"{i} $bus $dev\" >> /tmp/devices",
             "  for f in $d/$(basename $d):*; do",
             "    [ -d $f ] || continue",
-            "    drv=none; [ -L $f/driver ] && drv=$(basename $(readlink $f/driver))",
-            f"    say {i} interface $(cat $f/bInterfaceNumber) driver $drv",
+            "    drv=none; mod=-; if [ -L $f/driver ]; then drv=$(basename $(readlink $f/driver));",
+            "      [ -L $f/driver/module ] && mod=$(basename $(readlink $f/driver/module)); fi",
+            f"    say {i} interface $(cat $f/bInterfaceNumber) driver $drv module $mod",
             "  done",
             # HID devices under it: the driver HID core gave each (usbhid binds the
             # interface; the driver whose table names the IDs binds the HID device)
             "  for h in /sys/bus/hid/devices/*; do",
             "    [ -e $h ] || continue",
             "    case $(readlink -f $h) in $(readlink -f $d)/*) ;; *) continue ;; esac",
-            "    drv=none; [ -L $h/driver ] && drv=$(basename $(readlink $h/driver))",
-            f"    say {i} hid $(basename $h) driver $drv",
+            "    drv=none; mod=-; if [ -L $h/driver ]; then drv=$(basename $(readlink $h/driver));",
+            "      [ -L $h/driver/module ] && mod=$(basename $(readlink $h/driver/module)); fi",
+            f"    say {i} hid $(basename $h) driver $drv module $mod",
             "  done",
         ] + (_capture_lines(i, p) if capture and p.path else []) + [
             # every node under the device: hold it open for the run
@@ -339,6 +341,7 @@ class DeviceResult:
     found: str | None = None                   # "bus:dev"
     interfaces: dict[int, str] = field(default_factory=dict)
     hid: dict[str, str] = field(default_factory=dict)           # HID device -> its driver
+    modules: dict[str, str] = field(default_factory=dict)       # driver -> its module
     opened: list[str] = field(default_factory=list)
     completions: dict[str, int] = field(default_factory=dict)   # "0x81" -> n
     passthrough: bool = False                  # a real device of the host (--usb-host)
@@ -357,13 +360,21 @@ class DeviceResult:
     def to_json(self) -> dict:
         return {"index": self.index, "name": self.name, "id": self.id, "found": self.found,
                 "interfaces": {str(k): v for k, v in sorted(self.interfaces.items())},
-                "hid": dict(self.hid),
+                "hid": dict(self.hid), "modules": dict(self.modules),
                 "bound": self.bound, "driven": list(self.driven), "opened": self.opened,
                 "interrupt_completions": self.completions, "passthrough": self.passthrough,
                 "sysname": self.sysname, "dmesg": self.dmesg}
 
 
 _LINE = re.compile(r"DMAHARNESS-DEVICE (\d+) (.*)$")
+
+
+def _module(r: DeviceResult, words: list[str]) -> None:
+    """`... driver NAME module MOD`: the module a driver lives in, when its
+    name is another (hid-cherry's driver is "cherry", snd-usb-audio's
+    module snd_usb_audio); "-" for a built-in driver."""
+    if len(words) == 6 and words[4] == "module" and words[5] != "-" and words[3] != "none":
+        r.modules[words[3]] = words[5]
 
 
 def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[DeviceResult]:
@@ -380,10 +391,12 @@ def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[Dev
         if words[:1] == ["found"] and len(words) >= 2:
             r.found = words[1]
             r.sysname = words[3] if len(words) >= 4 else None
-        elif words[:1] == ["interface"] and len(words) == 4 and words[1].isdigit():
+        elif words[:1] == ["interface"] and len(words) in (4, 6) and words[1].isdigit():
             r.interfaces[int(words[1])] = words[3]
-        elif words[:1] == ["hid"] and len(words) == 4 and words[2] == "driver":
+            _module(r, words)
+        elif words[:1] == ["hid"] and len(words) in (4, 6) and words[2] == "driver":
             r.hid[words[1]] = words[3]
+            _module(r, words)
         elif words[:1] == ["open"]:
             r.opened.append(" ".join(words[1:]))
         elif words[:1] == ["endpoint"] and len(words) == 4 and words[3].isdigit():

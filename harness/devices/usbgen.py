@@ -358,12 +358,17 @@ class DriverPlan:
     match: Optional[Match]               # the entry its devices are made from
     tries: tuple[str, ...]               # layouts, or "tpl:NAME" for a shipped template
     reason: str = ""                     # why there is nothing to try
+    # the entry a template try is made from, when not `match`: a class
+    # driver whose first entry is a vendor quirk (cdc_acm's first is a
+    # modem without the CDC class) is still tried with its class's template
+    tpl_match: Optional[Match] = None
 
     def to_json(self) -> dict:
         m = self.match
         return {"module": self.module, "entries": self.entries,
                 "alias": m.alias if m else None, "bus": m.bus if m else None,
-                "tries": list(self.tries), "reason": self.reason or None}
+                "tries": list(self.tries), "reason": self.reason or None,
+                "template_alias": self.tpl_match.alias if self.tpl_match else None}
 
 
 def plan(aliases: dict[str, list[Match]]) -> list[DriverPlan]:
@@ -377,9 +382,12 @@ def plan(aliases: dict[str, list[Match]]) -> list[DriverPlan]:
                                   "matches every device (a catch-all such as hid_generic): "
                                   "it binds to the other drivers' HID devices"))
             continue
-        t = template_for(m)
+        t, tm = template_for(m), None
+        if t is None:
+            tm = next((e for e in entries if not e.catch_all and template_for(e)), None)
+            t = template_for(tm) if tm else None
         tries = ((f"tpl:{t}",) if t else ()) + tuple(LAYOUTS)
-        out.append(DriverPlan(module, len(entries), m, tries))
+        out.append(DriverPlan(module, len(entries), m, tries, tpl_match=tm))
     return out
 
 
@@ -391,7 +399,7 @@ def device_text(p: DriverPlan, attempt: str, templates_dir, open_pid: Optional[i
     if attempt.startswith("tpl:"):
         name = attempt[4:]
         text = (templates_dir / f"{name}.profile").read_text()
-        return from_template(p.match, name, text, open_pid=open_pid)
+        return from_template(p.tpl_match or p.match, name, text, open_pid=open_pid)
     return profile_text(p.match, attempt, open_pid=OPEN_PRODUCT if open_pid is None else open_pid)
 
 

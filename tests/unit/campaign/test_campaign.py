@@ -316,5 +316,65 @@ class SweepCampaign(unittest.TestCase):
         self.assertFalse(self.dir.exists())
 
 
+class UsbSweepCampaign(unittest.TestCase):
+    """plan sweep --usb-drivers: the drivers in shares; collect puts them together."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name) / "u"
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def result(self, k: int, drivers: dict, boots: dict, key="7.3-0123456789abcdef") -> dict:
+        return {"ok": True, "command": "sweep", "usb_drivers": True, "build": {"key": key},
+                "drivers": [{"module": m, "state": st, "bound_with": None, "why": None,
+                             "alias": None, "tries": []} for m, st in drivers.items()],
+                "boots": [{"device": f"b{k}-{label}", "class": "usb", "state": "ran",
+                           "reason": "drivers: " + ", ".join(mods), "drivers": mods,
+                           "console_text": console, "outcome": "ok"}
+                          for label, (mods, console) in boots.items()]}
+
+    def test_shares_and_the_folded_drivers_and_sites(self):
+        c = campaign.plan_usb_sweep(self.dir, 2, ("--kernel", "7.3"))
+        self.assertEqual([j.id for j in c.jobs], ["usb1", "usb2"])
+        self.assertEqual(campaign.job_argv(self.dir, "usb2"),
+                         ("sweep", "--usb-drivers", "--batch", "2/2", "--parallel", "1",
+                          "--json-out", "results/usb2.json", "-q", "--kernel", "7.3"))
+        self.assertEqual(len(campaign.collect(self.dir).incomplete), 2)
+        ftdi = DETECTOR.replace("{frame}", "ftdi_get_modem_status")
+        (self.dir / "results" / "usb1.json").write_text(json.dumps(self.result(
+            1, {"ftdi_sio": "bound", "asix": "unbound"},
+            {"try1-boot1": (["ftdi_sio", "asix"], ftdi), "try2-boot1": (["asix"], "")})))
+        (self.dir / "results" / "usb2.json").write_text(json.dumps(self.result(
+            2, {"btusb": "bound", "hid_generic": "no-device"},
+            {"try1-boot1": (["btusb"], "")})))
+        col = campaign.collect(self.dir)
+        self.assertTrue(col.verdict)
+        out = col.to_json()["sweep"]
+        self.assertEqual([d["module"] for d in out["drivers"]],
+                         ["asix", "btusb", "ftdi_sio", "hid_generic"])
+        self.assertEqual((out["figures"]["bound"], out["figures"]["boots"],
+                          out["figures"]["bound_share_of_tried_without_firmware"]),
+                         (2, 3, round(2 / 3, 3)))
+        site = out["sites"][0]
+        self.assertEqual((site["function"], site["devices"], site["drivers"]),
+                         ("ftdi_get_modem_status", ["b1-try1-boot1"], ["ftdi_sio", "asix"]))
+        self.assertTrue((self.dir / "consoles" / "b1-try1-boot1.log").is_file())
+        ET.fromstring(junit.junit(col))
+
+    def test_a_boot_name_that_is_not_a_jobs_is_refused(self):
+        campaign.plan_usb_sweep(self.dir, 1, ())
+        for bad in ("../../escape", "b1-try1-boot1/../../x", "try1-boot1"):
+            (self.dir / "results" / "usb1.json").write_text(json.dumps(self.result(
+                1, {"x": "bound"}, {"try1-boot1": (["x"], "")})).replace(
+                    '"b1-try1-boot1"', json.dumps(bad)))
+            col = campaign.collect(self.dir)
+            self.assertEqual([s.status for s in col.jobs], ["failed"], bad)
+            self.assertIn("not a USB sweep job's boot", col.jobs[0].why)
+        self.assertFalse((self.dir / "consoles").exists() and
+                         any((self.dir / "consoles").iterdir()))
+
+
 if __name__ == "__main__":
     unittest.main()

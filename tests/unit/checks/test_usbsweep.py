@@ -5,7 +5,7 @@ import unittest
 from pathlib import Path
 
 from harness.checks import usbsweep
-from harness.devices import usbgen
+from harness.devices import usbdevices, usbgen
 from harness.kernel import fragments
 
 
@@ -71,3 +71,47 @@ class Reasons(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Bound(unittest.TestCase):
+    def test_a_driver_is_known_by_its_name_and_by_its_module(self):
+        """hid-cherry's HID driver is named "cherry": the guest's line names its
+        module, and the sweep counts the module as bound."""
+        console = ("DMAHARNESS-DEVICE 0 found 1:2 046a:0023 1-1\n"
+                   "DMAHARNESS-DEVICE 0 interface 0 driver usbhid module usbhid\n"
+                   "DMAHARNESS-DEVICE 0 hid 0003:046A:0023.0001 driver cherry module hid_cherry\n"
+                   "DMAHARNESS-DEVICE 1 interface 0 driver snd-usb-audio module snd_usb_audio\n"
+                   "DMAHARNESS-DEVICE 1 interface 1 driver none module -\n"
+                   "DMAHARNESS-DEVICE 2 interface 0 driver hub\n")       # an older guest line
+        profs = [usbdevices.Profile(f"p{i}", Path(f"p{i}.profile"), 0x1209, 0x1000 + i, (), ())
+                 for i in range(3)]
+        res = [r.to_json() for r in usbdevices.parse(console, profs)]
+        self.assertEqual(res[0]["modules"], {"usbhid": "usbhid", "cherry": "hid_cherry"})
+        self.assertEqual(res[0]["hid"], {"0003:046A:0023.0001": "cherry"})
+        self.assertIn("hid_cherry", usbsweep.drivers_of(res[0]))
+        self.assertIn("cherry", usbsweep.drivers_of(res[0]))
+        self.assertEqual(usbsweep.drivers_of(res[1]), {"snd_usb_audio", "none"})
+        self.assertEqual((res[1]["interfaces"], res[1]["modules"]),
+                         ({"0": "snd-usb-audio", "1": "none"}, {"snd-usb-audio": "snd_usb_audio"}))
+        self.assertEqual(usbsweep.drivers_of(res[2]), {"hub"})
+
+
+class Attribution(unittest.TestCase):
+    def test_a_site_names_its_driver_by_file_else_by_boot_else_none(self):
+        boots = {"try1-boot1": ["ftdi_sio", "pl2303"], "try1-boot2": ["uvcvideo", "btusb"],
+                 "try1-boot3": ["xpad"], "try2-boot1": ["asix"]}
+        table = {"sites": [
+            {"key": "a", "location": "drivers/usb/serial/ftdi_sio.c:120",
+             "devices": ["try1-boot1", "try1-boot2"]},
+            {"key": "b", "location": "drivers/media/usb/uvc/uvc_status.c:300",
+             "devices": ["try1-boot2"]},
+            {"key": "c", "location": "drivers/usb/core/message.c:900",
+             "devices": ["try1-boot1", "try1-boot2", "try1-boot3"]},
+            {"key": "d", "location": None, "devices": ["try2-boot1"]}]}
+        got = {s["key"]: (s["drivers"], s["drivers_from"])
+               for s in usbsweep.attribute(table, boots)["sites"]}
+        self.assertEqual(got["a"], (["ftdi_sio"], "source file"))
+        self.assertEqual(got["b"], (["uvcvideo", "btusb"], "boots"))
+        self.assertEqual(got["c"][0], [])
+        self.assertIn("3 boots", got["c"][1])
+        self.assertEqual(got["d"], (["asix"], "boots"))

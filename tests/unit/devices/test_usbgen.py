@@ -20,6 +20,8 @@ alias usb:v0403pE510d*dc*dsc*dp*ic*isc*ip*in* ftdi_sio
 alias usb:v12D1p14ACd*dc*dsc*dp*ic*isc*ip*in01* option
 alias usb:v0BDAp8153d3[0-1]*dc*dsc*dp*ic02isc06ip00in* r8153_ecm
 alias usb:v*p*d*dc09dsc*dp*ic*isc*ip*in* hub
+alias usb:v0870p0001d*dc*dsc*dp*ic*isc*ip*in* cdc_acm
+alias usb:v*p*d*dc*dsc*dp*ic02isc02ip01in* cdc_acm
 alias usb:v*p*d*dc*dsc*dp*ic0Eisc01ip01in* uvcvideo
 alias usb:v*p*d*dc*dsc*dp*ic03isc*ip*in* usbhid
 alias hid:b*g*v*p* hid_generic
@@ -33,7 +35,7 @@ alias virtio:d00000002v* virtio_blk
 class Aliases(unittest.TestCase):
     def test_usb_and_hid_entries(self):
         d = usbgen.parse_aliases(ALIASES)
-        self.assertEqual(sorted(d), ["ftdi_sio", "hid_generic", "hub", "option", "r8153_ecm",
+        self.assertEqual(sorted(d), ["cdc_acm", "ftdi_sio", "hid_generic", "hub", "option", "r8153_ecm",
                                      "usbhid", "uvcvideo", "wacom"])   # no other bus, no BT HID
         ftdi = d["ftdi_sio"][0]
         self.assertEqual((ftdi.vid, ftdi.pid, ftdi.if_class, ftdi.if_number), (0x0403, 0xe510,
@@ -116,6 +118,15 @@ class Devices(unittest.TestCase):
         self.assertEqual(plans["uvcvideo"].tries[0], "tpl:sunplusit-hd-uvc15")
         self.assertEqual(plans["r8153_ecm"].tries[0], "tpl:rtl8153")
         self.assertEqual(plans["ftdi_sio"].tries, tuple(usbgen.LAYOUTS))
+        # cdc_acm's first entry is a vendor quirk without the class: its
+        # devices are that entry's, and its class entry gives the template
+        acm = plans["cdc_acm"]
+        self.assertEqual((acm.match.vid, acm.tries[0], acm.tries[1:]),
+                         (0x0870, "tpl:stm32-cdc-acm", tuple(usbgen.LAYOUTS)))
+        text = usbgen.device_text(acm, acm.tries[0], usbdevices.PROFILES_DIR, open_pid=0x1001)
+        dev = usbdevices._statement_bytes(text, "device")[0]
+        self.assertEqual((dev[8:10], dev[10:12]), (b"\x09\x12", b"\x01\x10"))   # pid.codes
+        self.assertIsNone(plans["ftdi_sio"].tpl_match)
         self.assertEqual(plans["hid_generic"].tries, ())
         self.assertIn("catch-all", plans["hid_generic"].reason)
 
@@ -141,7 +152,7 @@ class Command(unittest.TestCase):
                                cwd=ROOT)
             self.assertEqual(r.returncode, 0, r.stderr)
             j = json.loads(r.stdout)
-            self.assertEqual((j["drivers"], j["with_device"]), (8, 7))
+            self.assertEqual((j["drivers"], j["with_device"]), (9, 8))
             uvc = next(p for p in j["plans"] if p["module"] == "uvcvideo")
             self.assertEqual(Path(uvc["profiles"][0]).name, "1-tpl-sunplusit-hd-uvc15.profile")
             self.assertTrue(all(Path(f).is_file() for f in uvc["profiles"]))
