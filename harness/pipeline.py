@@ -315,7 +315,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     # reading each device back first (--capture) takes up to ~25 s a device
     spec = camera.CameraSpec(f.flood, f.duration + 5 + (25 * len(profs) if f.capture else 0),
                              f.seed, f.hotplug, tuple(p.path for p in profs if p.path),
-                             tuple(hosts))
+                             tuple(hosts), f.bulk_in)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_dir.mkdir(parents=True, exist_ok=True)
     with camera.Cameras(0 if profs else f.cameras, spec, run_dir) as cams:

@@ -638,11 +638,15 @@ static void cb_bulk_packet(void *priv, uint64_t id,
 		}
 		if (d->n_held < FAKE_MAX_HELD) {
 			/* IN: a quiet device has nothing to say; the read stays
-			 * in flight until the guest cancels it */
+			 * in flight until the guest cancels it (--bulk-in: until
+			 * the pace lets tick_profile answer it) */
 			d->held[d->n_held].id = id;
 			d->held[d->n_held].h = *h;
 			d->n_held++;
-			d->c.bulk_in_held++;
+			if (d->cfg.bulk_in && !d->bulk_fl.running && !d->bulk_fl.done)
+				flood_start(&d->bulk_fl, d->now);
+			else if (!d->cfg.bulk_in)
+				d->c.bulk_in_held++;
 			usbredirparser_free_packet_data(d->parser, data);
 			return;
 		}
@@ -821,6 +825,11 @@ struct fake_dev *fake_dev_new(const struct fake_cfg *cfg,
 		}
 		d->use_profile = 1;
 		pm_init(&d->pm, &d->prof);
+		/* bulk IN answers: paced by --rate, for --duration (8000/s: a
+		 * microframe each, the ceiling of a high-speed bulk endpoint
+		 * asked one packet at a time) */
+		flood_init(&d->bulk_fl, &cfg->flood, 8000.0);
+		d->bulk_prng = cfg->flood.seed * 2654435761u + 0x9e3779b97f4a7c15ull;
 		/* an endpoint with nothing to send stays idle, as without a rule */
 		for (size_t i = 0; i < d->prof.n_interrupts; i++)
 			if (pm_gen_init(&d->gens[d->n_gens], &d->pm, &d->prof.interrupts[i],
@@ -914,8 +923,55 @@ int fake_dev_read(struct fake_dev *d, double now)
 	return 0;
 }
 
+/* --bulk-in: answer the held bulk IN reads, oldest first, as many as the
+ * pace allows, each with one packet (at most the read's length and the
+ * endpoint's wMaxPacketSize) of random bytes or zeros. */
+static void tick_bulk_in(struct fake_dev *d, double now)
+{
+	unsigned n = flood_budget(&d->bulk_fl, now);
+
+	if (n && usbredirparser_get_bufferered_output_size(d->parser) > d->cfg.max_buffered) {
+		d->c.socket_throttled++;
+		d->bulk_fl.tokens = 0;
+		return;
+	}
+	for (unsigned i = 0; i < n && d->n_held; i++) {
+		struct usb_redir_bulk_packet_header resp = d->held[0].h;
+		uint64_t id = d->held[0].id;
+		uint32_t want = resp.length | (uint32_t)resp.length_high << 16;
+		uint8_t buf[1024];
+		struct pm_ep e;
+		uint32_t len = want < sizeof(buf) ? want : sizeof(buf);
+
+		if (pm_endpoint(&d->pm, resp.endpoint, &e) == 0 && (e.maxpacket & 0x7ff) &&
+		    len > (uint32_t)(e.maxpacket & 0x7ff))
+			len = e.maxpacket & 0x7ff;
+		for (uint32_t k = 0; k < len; k++) {
+			if (d->cfg.bulk_in == 2) {
+				buf[k] = 0;
+				continue;
+			}
+			d->bulk_prng ^= d->bulk_prng << 13;
+			d->bulk_prng ^= d->bulk_prng >> 7;
+			d->bulk_prng ^= d->bulk_prng << 17;
+			buf[k] = (uint8_t)(d->bulk_prng >> 24);
+		}
+		memmove(&d->held[0], &d->held[1], (d->n_held - 1) * sizeof(d->held[0]));
+		d->n_held--;
+		resp.status = usb_redir_success;
+		resp.length = (uint16_t)len;
+		resp.length_high = (uint16_t)(len >> 16);
+		usbredirparser_send_bulk_packet(d->parser, id, &resp, buf, (int)len);
+		flood_account(&d->bulk_fl, len);
+		d->c.bulk_in_sent++;
+		d->c.bulk_in_bytes += len;
+	}
+}
+
 static void tick_profile(struct fake_dev *d, double now)
 {
+	if (d->cfg.bulk_in && d->n_held)
+		tick_bulk_in(d, now);
 	for (size_t k = 0; k < d->n_gens; k++) {
 		struct pm_gen *g = &d->gens[k];
 		unsigned n = flood_budget(&g->fl, now);
@@ -1005,6 +1061,12 @@ double fake_dev_deadline(const struct fake_dev *d, double now)
 			t = g;
 	}
 
+	if (d->cfg.bulk_in && d->n_held) {
+		double b = flood_next_wakeup(&d->bulk_fl, now, d->cfg.batch);
+
+		if (b >= 0 && (t < 0 || b < t))
+			t = b;
+	}
 	if (d->connected && d->next_disconnect >= 0 &&
 	    (t < 0 || d->next_disconnect < t))
 		t = d->next_disconnect;
@@ -1159,8 +1221,10 @@ void fake_dev_json(const struct fake_dev *d, FILE *out, const char *event,
 		fprintf(out, ",\"profile\":");
 		json_string(out, d->prof.name);
 		fprintf(out, ",\"bulk_out\":%llu,\"bulk_out_bytes\":%llu,\"bulk_in_held\":%llu,"
+			"\"bulk_in_sent\":%llu,\"bulk_in_bytes\":%llu,"
 			"\"endpoints\":[", (unsigned long long)c->bulk_out,
-			(unsigned long long)c->bulk_out_bytes, (unsigned long long)c->bulk_in_held);
+			(unsigned long long)c->bulk_out_bytes, (unsigned long long)c->bulk_in_held,
+			(unsigned long long)c->bulk_in_sent, (unsigned long long)c->bulk_in_bytes);
 		for (size_t k = 0; k < d->n_gens; k++) {
 			const struct pm_gen *g = &d->gens[k];
 

@@ -38,6 +38,9 @@ struct fake_cfg {
 	uint64_t max_buffered;      /* stop generating above this many queued
 				       output bytes (peer not reading) */
 	const char *serial;         /* iSerialNumber string; NULL: default */
+	int bulk_in;                /* profile: bulk IN reads are 0 held (a quiet
+				       device), 1 answered with random bytes,
+				       2 with zeros, paced by --rate */
 	const char *profile;        /* a profile file (profiles/FORMAT.md) to
 				       serve instead of the built-in camera */
 	int verbose;                /* 0 errors, 1 +warnings, 2 +info, 3 debug */
@@ -56,6 +59,7 @@ struct fake_counters {
 	uint64_t bad_endpoint;      /* start/stop on an endpoint we lack */
 	uint64_t bulk_out, bulk_out_bytes;  /* profile: bulk OUT data taken */
 	uint64_t bulk_in_held;      /* profile: bulk IN reads never answered */
+	uint64_t bulk_in_sent, bulk_in_bytes;   /* --bulk-in: reads answered */
 };
 
 #define FAKE_MAX_HELD 64        /* bulk IN reads held (a quiet device) */
@@ -82,6 +86,8 @@ struct fake_dev {
 		struct usb_redir_bulk_packet_header h;
 	} held[FAKE_MAX_HELD];
 	size_t n_held;
+	struct flood bulk_fl;       /* --bulk-in: the pace of the answers */
+	uint64_t bulk_prng;
 
 	double now;                 /* time of the last call in */
 	double started_at;

@@ -96,6 +96,11 @@ static const char usage_text[] =
 "                         `interrupt` lines say (--rate, --seed, --count,\n"
 "                         --duration apply to each endpoint; --pattern\n"
 "                         and --xu-selector0 do not)\n"
+"  --bulk-in hold|random|zero\n"
+"                         --profile: answer the guest's bulk IN reads with\n"
+"                         one packet of random bytes or zeros each, paced\n"
+"                         by --rate for --duration (hold, the default: a\n"
+"                         quiet device, reads stay in flight)\n"
 "  --check-profile FILE   load FILE, report the first error (FILE:LINE:\n"
 "                         ...) and exit: 0 valid, 2 not\n"
 "  --dump-profile         write the built-in camera as a profile (what a\n"
@@ -173,7 +178,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		OPT_RATE, OPT_SEED, OPT_DURATION, OPT_COUNT, OPT_EXIT_DONE,
 		OPT_WINDOW, OPT_GUEST_RATE, OPT_BATCH, OPT_XU0, OPT_HOTPLUG,
 		OPT_HOTPLUG_OFF, OPT_SERIAL, OPT_PROFILE, OPT_CHECK_PROFILE,
-		OPT_DUMP_PROFILE, OPT_COMPARE,
+		OPT_DUMP_PROFILE, OPT_COMPARE, OPT_BULK_IN,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -191,6 +196,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "xu-selector0", no_argument, NULL, OPT_XU0 },
 		{ "serial", required_argument, NULL, OPT_SERIAL },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "bulk-in", required_argument, NULL, OPT_BULK_IN },
 		{ "check-profile", required_argument, NULL, OPT_CHECK_PROFILE },
 		{ "dump-profile", no_argument, NULL, OPT_DUMP_PROFILE },
 		{ "compare-capture", required_argument, NULL, OPT_COMPARE },
@@ -312,6 +318,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 		case OPT_DUMP_PROFILE:
 			o->dump_profile = 1;
+			break;
+		case OPT_BULK_IN:
+			if (strcmp(optarg, "hold") == 0)
+				o->dev.bulk_in = 0;
+			else if (strcmp(optarg, "random") == 0)
+				o->dev.bulk_in = 1;
+			else if (strcmp(optarg, "zero") == 0)
+				o->dev.bulk_in = 2;
+			else
+				return usage_error("bad --bulk-in '%s' (hold, random, zero)", optarg);
 			break;
 		case OPT_COMPARE:
 			if (optind >= argc)

@@ -208,6 +208,9 @@ static void g_bulk(void *priv, uint64_t id,
 	p->bulk_id = id;
 	p->bulk_status = h->status;
 	p->bulk_len = data_len;
+	p->bulk_nonzero = 0;
+	for (int i = 0; i < data_len; i++)
+		p->bulk_nonzero += data[i] != 0;
 	usbredirparser_free_packet_data(p->parser, data);
 }
 

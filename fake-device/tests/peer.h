@@ -59,6 +59,7 @@ struct peer {
 	uint64_t bulk_id;
 	int bulk_status;
 	int bulk_len;
+	unsigned bulk_nonzero;        /* non-zero bytes of the last bulk data */
 
 	/* interrupt packets received */
 	size_t n_irq;

@@ -546,6 +546,59 @@ static void test_profile_bulk_hold_and_cancel(void **state)
 	pdev_free(&x);
 }
 
+/* --bulk-in: the held reads are answered, oldest first, one packet each
+ * (at most the endpoint's wMaxPacketSize), random bytes or zeros */
+static void bulk_flood(int mode)
+{
+	struct usb_redir_bulk_packet_header in_h = { .endpoint = 0x82, .length = 64 };
+	struct usb_redir_bulk_packet_header big_h = { .endpoint = 0x82, .length = 4096 };
+	struct fake_cfg cfg = peer_default_cfg();
+	struct pdev x;
+	struct peer *p;
+
+	x.path = fx_tempfile(fx_loop);
+	fx_parse(fx_loop, &x.prof);
+	cfg.profile = x.path;
+	cfg.bulk_in = mode;
+	x.p = p = attach(&cfg);
+	usbredirparser_send_bulk_packet(p->parser, 600, &in_h, NULL, 0);
+	usbredirparser_send_bulk_packet(p->parser, 601, &big_h, NULL, 0);
+	peer_pump(p);
+	flood_for(p, 0.01);
+	assert_int_equal(p->bulk_replies, 2);
+	assert_int_equal(p->bulk_id, 601);                 /* the oldest first */
+	assert_int_equal(p->bulk_status, usb_redir_success);
+	assert_int_equal(p->bulk_len, 64);                 /* wMaxPacketSize, not 4096 */
+	if (mode == 1)
+		assert_true(p->bulk_nonzero > 48);
+	else
+		assert_int_equal(p->bulk_nonzero, 0);
+	assert_int_equal(p->dev->c.bulk_in_sent, 2);
+	assert_int_equal(p->dev->c.bulk_in_bytes, 128);
+	assert_int_equal(p->dev->n_held, 0);
+	/* a read the guest cancels before its answer comes back cancelled */
+	usbredirparser_send_bulk_packet(p->parser, 602, &in_h, NULL, 0);
+	usbredirparser_send_cancel_data_packet(p->parser, 602);
+	peer_pump(p);
+	flood_for(p, 0.01);
+	assert_int_equal(p->bulk_replies, 3);
+	assert_int_equal(p->bulk_status, usb_redir_cancelled);
+	assert_int_equal(p->dev->c.bulk_in_sent, 2);
+	pdev_free(&x);
+}
+
+static void test_profile_bulk_in_random(void **state)
+{
+	(void)state;
+	bulk_flood(1);
+}
+
+static void test_profile_bulk_in_zero(void **state)
+{
+	(void)state;
+	bulk_flood(2);
+}
+
 static void test_profile_json(void **state)
 {
 	struct usb_redir_bulk_packet_header in_h = { .endpoint = 0x82, .length = 64 };
@@ -683,6 +736,8 @@ TEST_LIST(loopback_tests,
 	cmocka_unit_test(test_profile_connect_and_enumerate),
 	cmocka_unit_test(test_profile_interrupt_replay),
 	cmocka_unit_test(test_profile_bulk_hold_and_cancel),
+	cmocka_unit_test(test_profile_bulk_in_random),
+	cmocka_unit_test(test_profile_bulk_in_zero),
 	cmocka_unit_test(test_profile_json),
 	cmocka_unit_test(test_profile_hid_reports),
 	cmocka_unit_test(test_profile_bad_file),

@@ -84,6 +84,7 @@ class FloodSettings:
     devices: tuple[str, ...] = ()    # USB device profiles served instead of the cameras
     capture: bool = False        # read each device back in the guest (the round trip)
     usb_host: tuple[str, ...] = ()   # real USB devices of this host passed through (VID:PID|BUS-DEV)
+    bulk_in: str = "hold"        # profile devices' bulk IN reads: hold, random, zero
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,13 @@ def _accel(v: Any) -> str:
     return v
 
 
+def _bulk_in(v: Any) -> str:
+    v = _string(v)
+    if v not in ("hold", "random", "zero"):
+        raise InputError(f"{v!r} is not one of hold, random, zero")
+    return v
+
+
 def _flag(v: Any) -> bool:
     if not isinstance(v, bool):
         raise InputError(f"{v!r} is not true or false")
@@ -253,6 +261,10 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "each is served by its own fake-uvc --profile, the guest holds the nodes its "
             "drivers create open for --duration, and usbmon counts each interrupt IN "
             "endpoint's completions"),
+    Setting("bulk_in", "flood", _bulk_in,
+            "with --device: what each device answers to the guest's bulk IN reads: hold (a "
+            "quiet device: reads stay in flight), random or zero (one packet each, paced by "
+            "the flood's rate; sweep --usb-drivers floods with random)"),
     Setting("capture", "flood", _flag,
             "with --device: first read each device back in the guest with dmaharness-capture "
             "(static, on usbfs, --detach) and compare the capture with its profile "

@@ -316,7 +316,8 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
             mods = []
             for d, _, _ in profs:
                 mods += ([d.module, "usbhid"] if d.plan.match.bus == "hid" else [d.module])
-            flood = FloodSettings(duration=req.duration, devices=tuple(str(p) for _, _, p in profs))
+            flood = FloodSettings(duration=req.duration, devices=tuple(str(p) for _, _, p in profs),
+                                  bulk_in="random")
             fr = pipeline.flood_once(pipeline.FloodJob(build, folder, req.boot, flood, "sweep",
                                                        modules=tuple(dict.fromkeys(mods))),
                                      progress)
@@ -341,9 +342,12 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
                     why_unbound(console, d.module, res.get("sysname")))
                 d.tries.append({"attempt": attempt, "boot": label, "bound": bound,
                                 "drivers": sorted(drv - {"none"}), "why": why or None,
-                                # usbmon's count of its interrupt IN completions
+                                # usbmon's count of its interrupt and bulk IN
+                                # completions: the flood reached the driver
                                 "completions": sum((res.get("interrupt_completions")
-                                                    or {}).values())})
+                                                    or {}).values()),
+                                "bulk_completions": sum((res.get("bulk_completions")
+                                                         or {}).values())})
                 if bound:
                     d.bound_with, d.why = attempt, ""
                 else:

@@ -56,6 +56,7 @@ class CameraSpec:
     hotplug: float = 0.0
     profiles: tuple[Path, ...] = ()     # devices served from profiles, after the cameras
     hosts: tuple = ()                   # usbhost.HostDevice passed through, after the profiles
+    bulk_in: str = "hold"               # the profiles' bulk IN reads (fake-uvc --bulk-in)
 
 
 def build_fake_device() -> Path:
@@ -122,7 +123,8 @@ class Cameras:
                 if i < self.n:
                     cmd += ["--pattern", self.spec.flood.pattern, "--serial", f"DMAH-{i + 1:04d}"]
                 else:
-                    cmd += ["--profile", str(self.spec.profiles[i - self.n])]
+                    cmd += ["--profile", str(self.spec.profiles[i - self.n]),
+                            "--bulk-in", self.spec.bulk_in]
                 if self.spec.hotplug:
                     cmd += ["--hotplug", f"{self.spec.hotplug:g}"]
                 with open(out, "wb") as fo, open(err, "wb") as fe:

@@ -13,6 +13,7 @@ each interrupt IN endpoint with usbmon.  Its lines::
     DMAHARNESS-DEVICE <i> hid <0003:VVVV:PPPP.NNNN> driver <name>|none module <module>|-
     DMAHARNESS-DEVICE <i> open <node>
     DMAHARNESS-DEVICE <i> endpoint 0x81 completions <n>
+    DMAHARNESS-DEVICE <i> endpoint 0x82 bulk <n>   (bulk IN completions with status 0)
     DMAHARNESS-DEVICE <i> missing
 
 become the result's "devices" list.
@@ -61,6 +62,7 @@ class Profile:
     # or a DFU interface, have no driver in the usb-profiles kernel); ()
     # means every interface (a device with a vendor driver)
     driven: tuple[int, ...] = ()
+    bulk_in: tuple[int, ...] = ()        # bEndpointAddress of every bulk IN endpoint
 
     @property
     def id(self) -> str:
@@ -136,7 +138,7 @@ def summarize(name: str, path: Path | None, vid: int, pid: int, config: bytes,
               desc: str | None) -> Profile:
     """The modules, interrupt IN endpoints and driven interfaces of a device
     and its configuration."""
-    modules, eps, driven, data = [], [], [], []
+    modules, eps, driven, data, bulk = [], [], [], [], []
     vendor = VENDOR_MODULES.get((vid, pid))
     for d in _descriptors(config):
         if d[1] == 0x04 and len(d) >= 9:
@@ -151,6 +153,9 @@ def summarize(name: str, path: Path | None, vid: int, pid: int, config: bytes,
         elif d[1] == 0x05 and len(d) >= 7 and d[2] & 0x80 and (d[3] & 3) == 3 \
                 and d[2] not in eps:
             eps.append(d[2])
+        elif d[1] == 0x05 and len(d) >= 7 and d[2] & 0x80 and (d[3] & 3) == 2 \
+                and d[2] not in bulk:
+            bulk.append(d[2])
     if any(m in ("cdc_acm", "cdc_ether", "cdc_ncm") for m in modules):
         driven += [n for n in data if n not in driven]
     if vendor:
@@ -159,7 +164,8 @@ def summarize(name: str, path: Path | None, vid: int, pid: int, config: bytes,
         driven = []
         if vendor not in modules:
             modules.append(vendor)
-    return Profile(name, path, vid, pid, tuple(modules), tuple(eps), desc, tuple(sorted(driven)))
+    return Profile(name, path, vid, pid, tuple(modules), tuple(eps), desc, tuple(sorted(driven)),
+                   tuple(bulk))
 
 
 def _unquote(s: str) -> str | None:
@@ -329,6 +335,11 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
                 f"  [ $i = {i} ] && say {i} endpoint 0x{ep:02x} completions "
                 f"$(grep -c \" C Ii:$bus:$(printf %03d $dev):{ep & 0x0f} \" /tmp/usbmon.$bus)",
             ]
+        for ep in p.bulk_in:          # answered when the device floods them (--bulk-in)
+            lines += [
+                f"  [ $i = {i} ] && say {i} endpoint 0x{ep:02x} bulk "
+                f"$(grep -c \" C Bi:$bus:$(printf %03d $dev):{ep & 0x0f} 0\" /tmp/usbmon.$bus)",
+            ]
     lines += ["done < /tmp/devices", "exit 0"]
     return "\n".join(lines) + "\n"
 
@@ -344,6 +355,7 @@ class DeviceResult:
     modules: dict[str, str] = field(default_factory=dict)       # driver -> its module
     opened: list[str] = field(default_factory=list)
     completions: dict[str, int] = field(default_factory=dict)   # "0x81" -> n
+    bulk_completions: dict[str, int] = field(default_factory=dict)   # "0x82" -> n (status 0)
     passthrough: bool = False                  # a real device of the host (--usb-host)
     driven: tuple[int, ...] = ()               # interfaces a loaded module is for
     sysname: str | None = None                 # the guest's sysfs name: "1-2"
@@ -362,7 +374,8 @@ class DeviceResult:
                 "interfaces": {str(k): v for k, v in sorted(self.interfaces.items())},
                 "hid": dict(self.hid), "modules": dict(self.modules),
                 "bound": self.bound, "driven": list(self.driven), "opened": self.opened,
-                "interrupt_completions": self.completions, "passthrough": self.passthrough,
+                "interrupt_completions": self.completions,
+                "bulk_completions": self.bulk_completions, "passthrough": self.passthrough,
                 "sysname": self.sysname, "dmesg": self.dmesg}
 
 
@@ -400,5 +413,6 @@ def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[Dev
         elif words[:1] == ["open"]:
             r.opened.append(" ".join(words[1:]))
         elif words[:1] == ["endpoint"] and len(words) == 4 and words[3].isdigit():
-            r.completions[words[1]] = int(words[3])
+            (r.bulk_completions if words[2] == "bulk" else r.completions)[words[1]] = \
+                int(words[3])
     return out

@@ -62,6 +62,17 @@ class Load(unittest.TestCase):
         self.assertEqual(p.modules, ("cdc_acm", "pl2303"))    # 067b:2303 is a PL2303 too
         self.assertEqual(p.interrupt_in, (0x82,))
 
+    def test_bulk_in_endpoints_are_counted_apart(self):
+        p = usbdevices.load("pl2303", fake_uvc())
+        self.assertEqual((p.interrupt_in, p.bulk_in), ((0x81,), (0x83,)))
+        script = usbdevices.guest_script([p], 10)
+        self.assertIn('say 0 endpoint 0x83 bulk $(grep -c " C Bi:$bus:$(printf %03d $dev):3 0"',
+                      script)
+        r = usbdevices.parse("DMAHARNESS-DEVICE 0 endpoint 0x81 completions 5\n"
+                             "DMAHARNESS-DEVICE 0 endpoint 0x83 bulk 77\n", [p])[0]
+        self.assertEqual((r.completions, r.bulk_completions), ({"0x81": 5}, {"0x83": 77}))
+        self.assertEqual(r.to_json()["bulk_completions"], {"0x83": 77})
+
 
 class Script(unittest.TestCase):
     def profiles(self):
