@@ -8,9 +8,9 @@ drivers of three kinds, each bound by a device made from its own ID table
 (modules.alias): a usb-serial driver (pl2303, an endpoint layout), a
 net/usb class driver (cdc_ether, the CDC ECM template) and a HID driver
 under usbhid (hid-cherry, whose driver is named "cherry": bound is judged by
-the module too).  Each device's interrupt IN endpoint is flooded (usbmon
-counts the completions in the guest), and every boot's console goes into the
-sites table.
+the module too).  Each device's interrupt IN endpoint is flooded, and its
+bulk IN reads answered with random bytes (usbmon counts the completions in
+the guest); every boot's console goes into the sites table.
 """
 
 import json
@@ -48,6 +48,8 @@ class UsbDriverSweep(unittest.TestCase):
             self.assertTrue(last["bound"])
             self.assertGreater(last["completions"], 0, f"{name}: its interrupt endpoint was "
                                f"not flooded: {json.dumps(d, indent=1)}")
+        # the tty pl2303 made was held open: its bulk IN reads were answered
+        self.assertGreater(runs["pl2303"]["tries"][-1]["bulk_completions"], 0)
         self.assertTrue(runs["cdc_ether"]["bound_with"].startswith("tpl:"), runs["cdc_ether"])
         self.assertIn("cherry", runs["hid_cherry"]["tries"][-1]["drivers"])
         f = out["figures"]
