@@ -177,7 +177,31 @@ def why_unbound(console: str, module: str, sysname: Optional[str]) -> str:
         drv, dev = (m["drv"] or m["drv3"]), (m["dev"] or m["dev3"])
         if _ours(drv, dev, module, sysname):
             return f"probe failed with error {m['err']} ({m.group(0)})"
+    said = _complaint(console, module, sysname)
+    if said:
+        return f"the kernel said: {said}"
     return "no interface took it (the device does not match, or probe declined silently)"
+
+
+# what every device's enumeration and every module's load print: not a reason
+_CHATTER = re.compile(r"new (?:low|full|high|super)[-+\w]* USB device|New USB device|"
+                      r"Product:|Manufacturer:|SerialNumber:|registered new |Modules linked in|"
+                      r"USB disconnect|DMA-API|KASAN|dmaharness|DMAHARNESS|: \[|cl_report")
+
+
+def _complaint(console: str, module: str, sysname: Optional[str]) -> str:
+    """The first kernel line about the driver or its device that is not
+    enumeration chatter: the driver's own word on why it declined (ath9k_htc's
+    "Device endpoint numbers are not the expected ones")."""
+    mod = _norm(module)
+    dev = re.compile(rf"\b{re.escape(sysname)}(?::[\d.]+)?[: ]") if sysname else None
+    for line in console.splitlines():
+        text = re.sub(r"^\[\s*[\d.]+\]\s*", "", line)
+        if _CHATTER.search(text) or not text:
+            continue
+        if mod in _norm(text) or (dev and dev.search(text)):
+            return text[:200]
+    return ""
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,14 @@ class Reasons(unittest.TestCase):
                       usbsweep.why_unbound(log, "rtl8xxxu", "1-2"))
         # cfg80211's regulatory database is nobody's device: not a reason
         self.assertIn("no interface took it", usbsweep.why_unbound(log, "xpad", "1-3"))
+        # a driver's own word, when it says one
+        log += ("[ 5.5] usb 1-5: new high-speed USB device number 6 using xhci_hcd\n"
+                "[ 5.5] usb 1-5: Product: Fake\n"
+                "[ 5.5] usb 1-5: ath9k_htc: Device endpoint numbers are not the expected ones\n"
+                "[ 5.6] usbcore: registered new interface driver ath9k_htc\n")
+        self.assertEqual(usbsweep.why_unbound(log, "ath9k_htc", "1-5"), "the kernel said: usb "
+                         "1-5: ath9k_htc: Device endpoint numbers are not the expected ones")
+        self.assertIn("no interface took", usbsweep.why_unbound(log, "xpad", "1-50"))
 
     def test_states_and_figures(self):
         m = usbgen.parse_alias("alias usb:v0403pE510d*dc*dsc*dp*ic*isc*ip*in* ftdi_sio")
