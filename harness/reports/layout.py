@@ -728,7 +728,13 @@ class LayoutFinder:
         if structs is None:
             return Layout(facts, source=source, note=tool)
         cand, best = choose(structs, facts, source, self.source_text(source))
-        if cand is None and best and not any(c.exact_member for c in best):
+        # a member of a byte or two at the buffer's offset is in almost any
+        # structure: evidence only when the driver declares it (airspy's
+        # 1-byte control buffer once came with struct acpi_ibft_nic and
+        # struct fs_disk_quota, from headers it includes)
+        weak = facts.length <= 2
+        if cand is None and best and not any(c.exact_member and (c.local or not weak)
+                                             for c in best):
             # structures that merely have the object's size (struct
             # _ymmh_state, struct maple_node for usb_string()'s kmalloc
             # buffer) are no evidence: naming them would mislead

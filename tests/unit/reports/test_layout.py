@@ -187,6 +187,27 @@ class Choice(unittest.TestCase):
         self.assertNotIn("_ymmh_state", lay.summary())
         self.assertNotIn("maple_node", lay.format_text())
 
+    def test_a_byte_wide_member_elsewhere_is_no_evidence(self):
+        """airspy's 1-byte kmalloc buffer: structures of headers it includes
+        that start with a u8 are not named; one the driver declares is."""
+        f = _facts(0, 128, "kmalloc-128", 1, 0, 127)
+        far = {"acpi_ibft_nic": structs.Struct("struct", "acpi_ibft_nic", 102, [
+            structs.Member(0, 1, "u8", "flags"), structs.Member(1, 101, "u8", "rest[101]")],
+            decl_file="include/acpi/actbl1.h")}
+
+        class Finder(layout.LayoutFinder):
+            def structs_of(self, source, facts):
+                return far, "pahole"
+
+            def source_text(self, source):
+                return None
+
+        lay = Finder("/nonexistent-art").layout(f, "airspy_ctrl_msg",
+                                                source="drivers/media/usb/airspy/airspy.c")
+        self.assertFalse(lay.found)
+        self.assertIn("a plain buffer", lay.summary())
+        self.assertNotIn("acpi_ibft_nic", lay.summary())
+
 
 def _facts(offset, size, cache, length, before, after):
     return layout.parse_facts(
