@@ -186,7 +186,9 @@ def why_unbound(console: str, module: str, sysname: Optional[str]) -> str:
 # what every device's enumeration and every module's load print: not a reason
 _CHATTER = re.compile(r"new (?:low|full|high|super)[-+\w]* USB device|New USB device|"
                       r"Product:|Manufacturer:|SerialNumber:|registered new |Modules linked in|"
-                      r"USB disconnect|DMA-API|KASAN|dmaharness|DMAHARNESS|: \[|cl_report")
+                      r"USB disconnect|DMA-API|KASAN|dmaharness|DMAHARNESS|: \[|cl_report|"
+                      r"converter detected|support registered|Mass Storage device detected|"
+                      r"has invalid maxpacket|\+0x[0-9a-f]+/0x[0-9a-f]+")
 
 
 def _complaint(console: str, module: str, sysname: Optional[str]) -> str:
@@ -220,6 +222,7 @@ class UsbSweepRequest:
     # the drivers (every N-th from the K-th); its boots are named bK-..., and
     # its JSON carries each boot's console whole, for `collect` to fold
     batch: Optional[tuple[int, int]] = None
+    layouts: tuple[str, ...] = ()         # only these tries ("tpl" for a template); () = all
 
 
 @dataclass
@@ -299,6 +302,10 @@ def _profiles(runs: list[DriverRun], r: int, folder: Path) -> list[tuple[DriverR
 
 def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
     t0 = time.monotonic()
+    bad = [x for x in req.layouts if x != "tpl" and x not in usbgen.LAYOUTS]
+    if bad:         # before the build
+        raise errors.InputError(f"--layouts: {', '.join(bad)}: not a layout (tpl, "
+                                f"{', '.join(usbgen.LAYOUTS)})")
     t, gen = usb_target(req.variant, progress, generate=not req.as_configured)
     build = pipeline.build(t, progress=progress)
     art = build.artifacts
@@ -313,6 +320,9 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
             raise errors.InputError(f"--drivers: {', '.join(unknown)} not among the {len(known)} "
                                     f"USB/HID drivers of {alias}")
         plans = [p for p in plans if p.module in req.drivers]
+    if req.layouts:
+        plans = [replace(p, tries=tuple(t for t in p.tries if t in req.layouts or (
+            t.startswith("tpl:") and "tpl" in req.layouts))) for p in plans]
     if req.batch:
         k, n = req.batch
         plans = plans[k - 1::n]

@@ -31,7 +31,8 @@ def cmd_usb_sweep(a, b) -> int:
     res = usbsweep.usb_sweep(usbsweep.UsbSweepRequest(
         variant_spec(a, series_=False), b, drivers, a.per_boot, parallel=a.parallel,
         max_tries=a.tries, run_dir=a.run_dir, plan_only=a.list, as_configured=a.as_configured,
-        batch=batch), Progress(quiet=a.quiet))
+        batch=batch, layouts=tuple(x for part in a.layouts for x in part.split(",") if x)),
+        Progress(quiet=a.quiet))
     payload, text, code = res.to_json(), usbsweep.format_text(res), errors.EXIT_OK
     if res.run_dir:
         if base is not None:
@@ -53,8 +54,9 @@ def cmd_sweep(a) -> int:
     if a.usb_drivers:
         return cmd_usb_sweep(a, settings.resolve(flags(a), boot=settings.BootSettings(
             timeout=300.0, smp=1))[0])
-    if a.drivers or a.as_configured or a.batch:
-        raise errors.InputError("--drivers, --as-configured and --batch go with --usb-drivers")
+    if a.drivers or a.as_configured or a.batch or a.layouts:
+        raise errors.InputError("--drivers, --as-configured, --batch and --layouts go with "
+                                "--usb-drivers")
     prog = Progress(quiet=a.quiet)
     base = sweeptable.load_sites(a.baseline) if a.baseline else None
     devices = tuple(d for part in a.devices for d in part.split(",") if d)
@@ -186,6 +188,9 @@ def add_parsers(sub) -> None:
     g.add_argument("--batch", metavar="K/N",
                    help="--usb-drivers: a campaign's job (`plan sweep --usb-drivers`): every "
                         "N-th driver from the K-th; the JSON carries each boot's console whole")
+    g.add_argument("--layouts", action="append", default=[], metavar="LIST",
+                   help="--usb-drivers: only these tries of each driver's plan (comma-separated: "
+                        "tpl for a class template, " + ", ".join(usbgen.LAYOUTS) + "; default all)")
     g.add_argument("--per-boot", type=int, default=8, metavar="N",
                    help="--usb-drivers: devices a boot (8)")
     g.add_argument("--tries", type=int, default=0, metavar="N",

@@ -173,8 +173,18 @@ LAYOUTS: dict[str, tuple[tuple[str, bool], ...]] = {
     "bulk": (("bulk", True), ("bulk", False)),
     "int": (("int", True),),
     "int-int": (("int", True), ("int", False)),
-    "none": (),
+    # many of each, for drivers that want several ports' or channels' worth
+    # (mos7840's four bulk pairs, digi_acceleport's five, microtek's three
+    # bulk endpoints); in the 7.3.4 sweep a layout without endpoints bound
+    # no driver that the four above had not, and this one took its place
+    "multi": (("int", True), ("bulk", True), ("bulk", False), ("bulk", True), ("bulk", False),
+              ("bulk", True), ("bulk", False), ("bulk", True), ("bulk", False),
+              ("bulk", True), ("bulk", False), ("int", False)),
 }
+# a HID entry's device is a HID interface whatever the layout: what binds
+# its driver is the report descriptor, and only an interrupt OUT endpoint
+# (int-int) is another device to it
+HID_LAYOUTS = ("int-bulk", "int-int")
 _TYPE = {"int": 3, "bulk": 2}
 
 
@@ -386,7 +396,7 @@ def plan(aliases: dict[str, list[Match]]) -> list[DriverPlan]:
         if t is None:
             tm = next((e for e in entries if not e.catch_all and template_for(e)), None)
             t = template_for(tm) if tm else None
-        tries = ((f"tpl:{t}",) if t else ()) + tuple(LAYOUTS)
+        tries = ((f"tpl:{t}",) if t else ()) + (HID_LAYOUTS if m.bus == "hid" else tuple(LAYOUTS))
         out.append(DriverPlan(module, len(entries), m, tries, tpl_match=tm))
     return out
 
@@ -403,5 +413,5 @@ def device_text(p: DriverPlan, attempt: str, templates_dir, open_pid: Optional[i
     return profile_text(p.match, attempt, open_pid=OPEN_PRODUCT if open_pid is None else open_pid)
 
 
-__all__ = ["LAYOUTS", "find_alias", "DriverPlan", "Match", "choose", "device_text", "plan", "lowest_bcd", "parse_alias", "parse_aliases",
+__all__ = ["HID_LAYOUTS", "LAYOUTS", "find_alias", "DriverPlan", "Match", "choose", "device_text", "plan", "lowest_bcd", "parse_alias", "parse_aliases",
            "profile", "profile_text"]

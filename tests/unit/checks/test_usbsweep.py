@@ -4,7 +4,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from harness.boot.settings import BootSettings
 from harness.checks import usbsweep
+from harness.errors import InputError
+from harness.pipeline import VariantSpec
 from harness.devices import usbdevices, usbgen
 from harness.kernel import fragments
 
@@ -123,3 +126,11 @@ class Attribution(unittest.TestCase):
         self.assertEqual(got["c"][0], [])
         self.assertIn("3 boots", got["c"][1])
         self.assertEqual(got["d"], (["asix"], "boots"))
+
+
+class Layouts(unittest.TestCase):
+    def test_an_unknown_layout_is_refused_before_any_build(self):
+        req = usbsweep.UsbSweepRequest(VariantSpec(kernel="7.3"), BootSettings(),
+                                       layouts=("multi", "none"))
+        with self.assertRaisesRegex(InputError, "--layouts: none: not a layout"):
+            usbsweep.usb_sweep(req, None)

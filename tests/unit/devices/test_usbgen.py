@@ -96,7 +96,7 @@ class Devices(unittest.TestCase):
         self.assertEqual(p.configs[0][4], 2)                     # bNumInterfaces
 
     def test_hid_gets_a_report_descriptor_and_the_hid_pattern(self):
-        p = usbgen.profile(self.d["wacom"][0], "none")
+        p = usbgen.profile(self.d["wacom"][0], "int")
         self.assertEqual(p.device[8:10], b"\x6a\x05")
         self.assertTrue([x for x in _descs(p.configs[0]) if x[1] == 0x21])
         self.assertEqual([(g.type, g.req, g.value) for g in p.gets], [(0x81, 6, 0x2200)])
@@ -127,6 +127,7 @@ class Devices(unittest.TestCase):
         dev = usbdevices._statement_bytes(text, "device")[0]
         self.assertEqual((dev[8:10], dev[10:12]), (b"\x09\x12", b"\x01\x10"))   # pid.codes
         self.assertIsNone(plans["ftdi_sio"].tpl_match)
+        self.assertEqual(plans["wacom"].tries, usbgen.HID_LAYOUTS)
         self.assertEqual(plans["hid_generic"].tries, ())
         self.assertIn("catch-all", plans["hid_generic"].reason)
 
