@@ -35,6 +35,7 @@ fake-device/profiles/examples/ that show the shapes).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
@@ -202,6 +203,19 @@ def _interface(number: int, cls: int, sub: int, proto: int, eps: bytes, extra: b
     return bytes([9, 4, number, 0, len(eps) // 7, cls, sub, proto, 0]) + extra + eps
 
 
+HID_GROUP_REPORTS = {
+    # HID_GROUP_SENSOR_HUB: an accelerometer's collection, one 16-bit axis
+    0x0003: bytes.fromhex("05 20 09 01 a1 01 09 73 a1 00 0a 53 04 16 01 80 26 ff 7f"
+                          " 75 10 95 01 81 02 c0 c0"),
+    # HID_GROUP_MULTITOUCH: a touch screen's finger (tip switch, contact
+    # identifier, X and Y) and the contact count
+    0x0004: bytes.fromhex("05 0d 09 04 a1 01 09 22 a1 02 09 42 15 00 25 01 75 01 95 01 81 02"
+                          " 95 07 81 01 09 51 25 7f 75 08 95 01 81 02"
+                          " 05 01 09 30 09 31 26 ff 0f 75 10 95 02 81 02 c0"
+                          " 05 0d 09 54 25 7f 75 08 95 01 81 02 c0"),
+}
+
+
 def _hid_descriptor(report_len: int) -> bytes:
     return bytes([9, 0x21, 0x11, 0x01, 0, 1, 0x22, report_len & 0xff, report_len >> 8])
 
@@ -242,7 +256,10 @@ def profile(m: Match, layout: str = "int-bulk", n: int = 0, open_pid: int = OPEN
     extra = b""
     eps = _endpoints(layout)
     if cls == 0x03:
-        report = _hid_boot_keyboard_65()
+        # a HID group the entry asks for is HID core's verdict on the report
+        # descriptor: hid-multitouch's needs a contact identifier, the sensor
+        # hub's a collection of the sensor page
+        report = HID_GROUP_REPORTS.get(m.hid_group or 0) or _hid_boot_keyboard_65()
         extra = _hid_descriptor(len(report))
         if not eps:
             eps = _endpoints("int")
@@ -353,10 +370,13 @@ def from_template(m: Match, template: str, text: str, n: int = 0,
     return re.sub(r"(?m)^name .*$", f"name {name_of(m, 'tpl', n)}\n{note}", out, count=1)
 
 
-def choose(entries: Iterable[Match]) -> Optional[Match]:
+def choose(entries: Iterable[Match], shared: frozenset = frozenset()) -> Optional[Match]:
     """The entry a driver's first device is made from: the first that names
-    a device (IDs or classes), not a catch-all."""
-    return next((e for e in entries if not e.catch_all), None)
+    a device (IDs or classes), not a catch-all, and not in another driver's
+    table too (`shared`: hid-apple's first entry is the Touch Bar backlight
+    that hid-appletb-bl drives) when it has such an entry."""
+    named = [e for e in entries if not e.catch_all]
+    return next((e for e in named if e.alias not in shared), named[0] if named else None)
 
 
 # --- a driver's plan: which devices to try, in order --------------------------------------
@@ -385,8 +405,10 @@ def plan(aliases: dict[str, list[Match]]) -> list[DriverPlan]:
     """Every driver's devices, in the order the probe search tries them:
     a class driver's shipped template first, then the endpoint layouts."""
     out = []
+    seen = Counter(e.alias for entries in aliases.values() for e in set(entries))
+    shared = frozenset(a for a, n in seen.items() if n > 1)
     for module, entries in sorted(aliases.items()):
-        m = choose(entries)
+        m = choose(entries, shared)
         if m is None:
             out.append(DriverPlan(module, len(entries), None, (),
                                   "matches every device (a catch-all such as hid_generic): "

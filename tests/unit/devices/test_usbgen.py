@@ -26,6 +26,11 @@ alias usb:v*p*d*dc*dsc*dp*ic0Eisc01ip01in* uvcvideo
 alias usb:v*p*d*dc*dsc*dp*ic03isc*ip*in* usbhid
 alias hid:b*g*v*p* hid_generic
 alias hid:b0003g0101v0000056Ap* wacom
+alias hid:b*g0004v*p* hid_multitouch
+alias hid:b*g0003v*p* hid_sensor_hub
+alias hid:b0003g*v000005ACp00008102 hid_apple
+alias hid:b0003g*v000005ACp00000250 hid_apple
+alias hid:b0003g*v000005ACp00008102 hid_appletb_bl
 alias hid:b0005g*v0000046Dp0000B30B hid_logitech
 alias pci:v00008086d00001237sv*sd*bc*sc*i* intel_agp
 alias virtio:d00000002v* virtio_blk
@@ -35,8 +40,9 @@ alias virtio:d00000002v* virtio_blk
 class Aliases(unittest.TestCase):
     def test_usb_and_hid_entries(self):
         d = usbgen.parse_aliases(ALIASES)
-        self.assertEqual(sorted(d), ["cdc_acm", "ftdi_sio", "hid_generic", "hub", "option", "r8153_ecm",
-                                     "usbhid", "uvcvideo", "wacom"])   # no other bus, no BT HID
+        self.assertEqual(sorted(d), ["cdc_acm", "ftdi_sio", "hid_apple", "hid_appletb_bl",
+                                     "hid_generic", "hid_multitouch", "hid_sensor_hub", "hub",
+                                     "option", "r8153_ecm", "usbhid", "uvcvideo", "wacom"])   # no other bus, no BT HID
         ftdi = d["ftdi_sio"][0]
         self.assertEqual((ftdi.vid, ftdi.pid, ftdi.if_class, ftdi.if_number), (0x0403, 0xe510,
                                                                               None, None))
@@ -128,8 +134,18 @@ class Devices(unittest.TestCase):
         self.assertEqual((dev[8:10], dev[10:12]), (b"\x09\x12", b"\x01\x10"))   # pid.codes
         self.assertIsNone(plans["ftdi_sio"].tpl_match)
         self.assertEqual(plans["wacom"].tries, usbgen.HID_LAYOUTS)
+        # an entry another driver's table has too is the last choice
+        self.assertEqual(plans["hid_apple"].match.pid, 0x0250)
+        self.assertEqual(plans["hid_appletb_bl"].match.pid, 0x8102)
         self.assertEqual(plans["hid_generic"].tries, ())
         self.assertIn("catch-all", plans["hid_generic"].reason)
+
+    def test_a_hid_group_gets_a_report_descriptor_that_hid_core_files_under_it(self):
+        for module, marker in (("hid_multitouch", b"\x09\x51"), ("hid_sensor_hub", b"\x05\x20")):
+            p = usbgen.profile(self.d[module][0], "int-bulk")
+            report = p.gets[0].data
+            self.assertIn(marker, report)            # contact identifier, sensor page
+            self.assertEqual(p.interrupts, [(0x81, "hid")])
 
     def test_a_template_takes_the_entry_ids(self):
         m = self.d["r8153_ecm"][0]
@@ -153,7 +169,7 @@ class Command(unittest.TestCase):
                                cwd=ROOT)
             self.assertEqual(r.returncode, 0, r.stderr)
             j = json.loads(r.stdout)
-            self.assertEqual((j["drivers"], j["with_device"]), (9, 8))
+            self.assertEqual((j["drivers"], j["with_device"]), (13, 12))
             uvc = next(p for p in j["plans"] if p["module"] == "uvcvideo")
             self.assertEqual(Path(uvc["profiles"][0]).name, "1-tpl-sunplusit-hd-uvc15.profile")
             self.assertTrue(all(Path(f).is_file() for f in uvc["profiles"]))
