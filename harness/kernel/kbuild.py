@@ -382,11 +382,21 @@ def _align_timestamps(seed_tree: Path, tree: Path, variant: Variant) -> list[str
     return differ
 
 
+def _asked(frags) -> set[str]:
+    """Every option the fragments ask for, best-effort ones too, as OPT=VALUE
+    (a later fragment's value wins, as in merge_config.sh)."""
+    out: dict[str, str] = {}
+    for f in frags:
+        out.update(f.options)
+    return {f"{o}={v}" for o, v in out.items()}
+
+
 def _pick_seed(variant: Variant, src: Source, key: str) -> tuple[Path, dict] | None:
     """The already-built work folder nearest to this variant."""
     work = paths.cache_dir() / "work"
     ours = variant.patch_ids()
     ours_f = {(f.name, f.digest()) for f in variant.fragments}
+    ours_o = _asked(variant.fragments)
     best = None
     for state_file in work.glob("*.json"):
         try:
@@ -404,12 +414,17 @@ def _pick_seed(variant: Variant, src: Source, key: str) -> tuple[Path, dict] | N
         while common < min(len(ours), len(theirs)) and ours[common] == theirs[common]:
             common += 1
         distance = (len(ours) - common) + (len(theirs) - common)
-        # then the most fragments in common: a kernel with a few options more
-        # (a sweep's subsystems) recompiles less from its own base than from
-        # another that has many more (the USB sweep's every driver)
-        theirs_f = {tuple(f) for f in st.get("fragments", []) if isinstance(f, list)}
-        shared = len(ours_f & theirs_f) - len(ours_f ^ theirs_f)
-        score = (st.get("fragments_digest") == variant.fragments_digest(), -distance, shared)
+        # then the fewest options asked differently: a kernel with a few
+        # options more (a sweep's subsystems) recompiles less from its own
+        # base than from another that has many more (the USB sweep's every
+        # driver); a state of an older harness has fragments only
+        theirs_o = st.get("options")
+        if isinstance(theirs_o, list):
+            near = -len(ours_o ^ {str(x) for x in theirs_o})
+        else:
+            theirs_f = {tuple(f) for f in st.get("fragments", []) if isinstance(f, list)}
+            near = -1000 * len(ours_f ^ theirs_f)
+        score = (st.get("fragments_digest") == variant.fragments_digest(), -distance, near)
         if best is None or score > best[0]:
             best = (score, tree, st)
     return (best[1], best[2]) if best else None
@@ -707,6 +722,7 @@ def _debian_work(variant: Variant, key: str, label: str, progress: Progress) -> 
         "key": key, "version": variant.version, "deb_version": src.deb_version,
         "cc": compiler_version(), "fragments_digest": variant.fragments_digest(),
         "fragments": [[f.name, f.digest()] for f in variant.fragments],
+        "options": sorted(_asked(variant.fragments)),
         "patches": variant.patch_ids(),
         "touched": [p.touched_files() for p in variant.patches],
         "built": False,

@@ -212,3 +212,32 @@ class SeedChoice(unittest.TestCase):
             self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-many")
             ours = kbuild.Variant("6.1", (), (fr["a"],))
             self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-base")
+
+    def test_options_asked_weigh_more_than_fragments_shared(self):
+        """A kernel one option away (the device profiles' fragment before a
+        HID driver joined it) seeds, not the one that shares every fragment
+        and adds 50 drivers (the USB sweep's)."""
+        import json
+        from harness import paths
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict("os.environ", {"DMAHARNESS_CACHE": d}), \
+                mock.patch.object(kbuild, "compiler_version", return_value="gcc 12"):
+            d = Path(d)
+            (d / "a.config").write_text("CONFIG_A=y\n")
+            (d / "old").mkdir()
+            (d / "old" / "b.config").write_text("CONFIG_B=y\n")
+            (d / "b.config").write_text("CONFIG_B=y\nCONFIG_HID_CHERRY=m\n")
+            (d / "huge.config").write_text("".join(f"CONFIG_X{i}=m\n" for i in range(50)))
+            fa, fb_old, fb, fh = (fragments.parse_fragment(d / n) for n in
+                                  ("a.config", "old/b.config", "b.config", "huge.config"))
+            work = paths.sub("work")
+            for key, frs in (("6.1-old", (fa, fb_old)), ("6.1-sweep", (fa, fb, fh))):
+                (work / key / "_build").mkdir(parents=True)
+                (work / key / "_build" / "vmlinux").write_text("")
+                (work / f"{key}.json").write_text(json.dumps({
+                    "key": key, "version": "6.1", "deb_version": SRC.deb_version, "cc": "gcc 12",
+                    "built": True, "fragments_digest": key, "patches": [],
+                    "fragments": [[f.name, f.digest()] for f in frs],
+                    "options": sorted(kbuild._asked(frs))}))
+            ours = kbuild.Variant("6.1", (), (fa, fb))
+            self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-old")
