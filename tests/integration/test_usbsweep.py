@@ -83,7 +83,7 @@ class UsbDriverSweep(unittest.TestCase):
         code, out, err = self.sweep("--drivers", "pl2303,no_such_driver")
         self.assertEqual(code, 4, err[-2000:])
         self.assertFalse(out["ok"])
-        self.assertIn("no_such_driver", out["error"])
+        self.assertIn("no_such_driver", out["error"]["message"])
 
 
 if __name__ == "__main__":
