@@ -237,8 +237,8 @@ class UsbSweepResult:
     wall: float = 0.0
     boot_drivers: dict[str, list[str]] = field(default_factory=dict)   # boot label -> modules
     runs: list = field(default_factory=list)                           # sweep.DeviceRun a boot
-
     consoles: bool = False                # the boots' consoles in the JSON (a campaign job)
+    deps: dict = field(default_factory=dict)                           # modules.dep
 
     def figures(self) -> dict:
         return figures([d.state for d in self.drivers], self.boots, len(self.table.sites),
@@ -256,7 +256,7 @@ class UsbSweepResult:
                 "build": self.build.to_json(), "run_dir": str(self.run_dir) if self.run_dir
                 else None, "figures": self.figures(), "not_built": self.missing,
                 "drivers": [d.to_json() for d in self.drivers], "boots": boots,
-                **attribute(self.table.to_json(), self.boot_drivers)}
+                **attribute(self.table.to_json(), self.boot_drivers, self.deps)}
 
 
 def figures(states: list[str], boots: int, sites: int, wall: float) -> dict:
@@ -269,21 +269,48 @@ def figures(states: list[str], boots: int, sites: int, wall: float) -> dict:
                 count["bound"] / max(1, tried - count["firmware"]), 3)}
 
 
-def attribute(table: dict, boot_drivers: dict[str, list[str]]) -> dict:
-    """Each site with the drivers it is one of (`drivers`): of the boots it
-    was seen in, the driver whose source file it is in (ftdi_sio for
-    drivers/usb/serial/ftdi_sio.c); else, seen in at most two boots, every
-    driver of those boots; else none (a site of USB core, the hub or the
-    host controller, which every boot's devices go through)."""
+def module_deps(modules_dir: Path) -> dict[str, set[str]]:
+    """modules.dep of a build (beside its modules.alias): each module, by
+    name with '-' as '_', and the modules it needs; {} without one."""
+    try:
+        text = usbgen.find_alias(Path(modules_dir)).with_name("modules.dep").read_text()
+    except (OSError, errors.HarnessError):
+        return {}
+    out: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        mod, _, need = line.partition(":")
+        out[_norm(Path(mod).name.split(".")[0])] = {_norm(Path(x).name.split(".")[0])
+                                                  for x in need.split()}
+    return out
+
+
+# a stack frame in a module: "_usbctrl_vendorreq_sync+0x9e/0x144 [rtl_usb]"
+_FRAME_MODULE = re.compile(r"^\s*[\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+ \[(\w+)\]\s*$")
+
+
+def attribute(table: dict, boot_drivers: dict[str, list[str]],
+              deps: Optional[dict[str, set[str]]] = None) -> dict:
+    """Each site with the drivers it is one of (`drivers`), among those of
+    the boots it was seen in: the driver whose module a frame of its stack
+    is in, or that needs that module (rtl8192cu for a frame in rtl_usb,
+    by modules.dep); else the driver whose source file it is in (ftdi_sio
+    for drivers/usb/serial/ftdi_sio.c); else, seen in at most two boots,
+    every driver of those boots; else none (a site of USB core, the hub or
+    the host controller, which every boot's devices go through)."""
+    deps = deps or {}
     for site in table.get("sites", []):
         boots = [b for b in site.get("devices", []) if b in boot_drivers]
         mods = list(dict.fromkeys(m for b in boots for m in boot_drivers[b]))
+        excerpt = (site.get("evidence") or {}).get("excerpt") or []
+        framed = {m.group(1) for m in map(_FRAME_MODULE.match, excerpt) if m}
+        by_stack = [m for m in mods if _norm(m) in framed or deps.get(_norm(m), set()) & framed]
         where = str(site.get("location") or "").split(":")[0]
         stem = _norm(Path(where).stem) if where else ""
         own = [m for m in mods if stem and _norm(m) == stem]
-        site["drivers"] = own or (mods if len(boots) <= 2 else [])
-        site["drivers_from"] = ("source file" if own else "boots" if site["drivers"]
-                                else f"none: seen in {len(boots)} boots (USB core, hub or xHCI)")
+        site["drivers"] = by_stack or own or (mods if len(boots) <= 2 else [])
+        site["drivers_from"] = ("stack" if by_stack else "source file" if own else
+                                "boots" if site["drivers"] else
+                                f"none: seen in {len(boots)} boots (USB core, hub or xHCI)")
     return table
 
 
@@ -390,7 +417,8 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
                       f"bound so far, {len(boots)} boot(s)")
     table = sweeptable.fold(boots, art.dir, version=t.version)
     res = UsbSweepResult(t, build, run_dir, drivers, table, missing, len(boots),
-                         time.monotonic() - t0, boot_drivers, boots, bool(req.batch))
+                         time.monotonic() - t0, boot_drivers, boots, consoles=bool(req.batch),
+                         deps=module_deps(Path(art.modules)))
     jsonout.write(run_dir / "usb-sweep.json", res.to_json())
     return res
 
@@ -416,7 +444,7 @@ def format_text(res: UsbSweepResult) -> str:
                    + (f"with {d.bound_with}" if d.bound_with else (d.why or d.plan.reason)))
     out.append("")
     out.append(sweeptable.format_text(res.table, details=False))
-    sites = attribute(res.table.to_json(), res.boot_drivers)["sites"]
+    sites = attribute(res.table.to_json(), res.boot_drivers, res.deps)["sites"]
     if sites:
         out.append("the drivers of each site:")
         out += [f"  {s['key']}: " + (", ".join(s["drivers"]) + f" (by {s['drivers_from']})"

@@ -127,6 +127,34 @@ class Attribution(unittest.TestCase):
         self.assertIn("3 boots", got["c"][1])
         self.assertEqual(got["d"], (["asix"], "boots"))
 
+    def test_a_frame_in_a_drivers_module_or_one_it_needs_names_it(self):
+        boots = {"try1-boot1": ["rtl8192cu", "rtl8150", "xpad"]}
+        excerpt = [" ? rtl_usb_start+0xa9/0x4e4 [rtl_usb]",       # a guess of the unwinder
+                   " usb_control_msg+0x304/0x37c",
+                   " _usbctrl_vendorreq_sync+0x9e/0x144 [rtl_usb]"]
+        table = {"sites": [{"key": "s", "location": "drivers/net/wireless/realtek/rtlwifi/usb.c:40",
+                            "devices": ["try1-boot1"], "evidence": {"excerpt": excerpt}},
+                           {"key": "t", "location": None, "devices": ["try1-boot1"],
+                            "evidence": {"excerpt": [" ? xpad_probe+0x1/0x2 [xpad]"]}}]}
+        deps = {"rtl8192cu": {"rtl_usb", "rtlwifi", "mac80211"}, "rtl8150": {"mii"}}
+        got = {x["key"]: (x["drivers"], x["drivers_from"])
+               for x in usbsweep.attribute(table, boots, deps)["sites"]}
+        self.assertEqual(got["s"], (["rtl8192cu"], "stack"))
+        self.assertEqual(got["t"], (["rtl8192cu", "rtl8150", "xpad"], "boots"))
+
+    def test_module_deps_of_a_build(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = Path(d) / "lib" / "modules" / "7.3.4"
+            m.mkdir(parents=True)
+            (m / "modules.alias").write_text("alias usb:v0BDAp8176d*dc*dsc*dp*ic*isc*ip*in* rtl8192cu\n")
+            (m / "modules.dep").write_text(
+                "kernel/drivers/net/wireless/realtek/rtlwifi/rtl8192cu/rtl8192cu.ko: "
+                "kernel/drivers/net/wireless/realtek/rtlwifi/rtl_usb.ko kernel/net/mac80211/mac80211.ko\n"
+                "kernel/drivers/hid/hid-cherry.ko:\n")
+            deps = usbsweep.module_deps(Path(d))
+        self.assertEqual(deps, {"rtl8192cu": {"rtl_usb", "mac80211"}, "hid_cherry": set()})
+        self.assertEqual(usbsweep.module_deps(Path("/nonexistent")), {})
+
 
 class Layouts(unittest.TestCase):
     def test_an_unknown_layout_is_refused_before_any_build(self):
