@@ -171,6 +171,10 @@ def parse_aliases(text: str, path: str = "modules.alias") -> dict[str, list[Matc
 # endpoint shapes, tried in turn: (transfer type, direction IN?) per endpoint
 LAYOUTS: dict[str, tuple[tuple[str, bool], ...]] = {
     "int-bulk": (("int", True), ("bulk", True), ("bulk", False)),
+    # int-bulk, answering every vendor request (VENDOR_ZEROS): a device
+    # that reads back zeros from any register instead of stalling what it
+    # does not know (-EPIPE, the probe error of 39 drivers of the 7.3.4 sweep)
+    "vendor": (("int", True), ("bulk", True), ("bulk", False)),
     "bulk": (("bulk", True), ("bulk", False)),
     "int": (("int", True),),
     "int-int": (("int", True), ("int", False)),
@@ -182,6 +186,7 @@ LAYOUTS: dict[str, tuple[tuple[str, bool], ...]] = {
               ("bulk", True), ("bulk", False), ("bulk", True), ("bulk", False),
               ("bulk", True), ("bulk", False), ("int", False)),
 }
+VENDOR_ZEROS = 64       # bytes of zeros a vendor IN request reads (at most its wLength)
 # a HID entry's device is a HID interface whatever the layout: what binds
 # its driver is the report descriptor, and only an interrupt OUT endpoint
 # (int-int) is another device to it
@@ -270,6 +275,13 @@ def profile(m: Match, layout: str = "int-bulk", n: int = 0, open_pid: int = OPEN
     config = bytes([9, 2, total & 0xff, total >> 8, number + 1, 1, 0, 0x80, 50]) + ifaces
     set_rules, ints = plan_defaults([config], gets)
     sets = [Set(t, r, None, None, st, []) for t, r, st in set_rules]
+    if layout == "vendor":      # every vendor request, to the device or an interface
+        gets += [Get(t, r, None, None, bytes(VENDOR_ZEROS),
+                     ["every vendor read answers zeros"] if (t, r) == (0xc0, 0) else [], hand=True)
+                 for t in (0xc0, 0xc1) for r in range(256)]
+        sets += [Set(t, r, None, None, None, ["every vendor write is taken"]
+                     if (t, r) == (0x40, 0) else [], hand=True)
+                 for t in (0x40, 0x41) for r in range(256)]
     return Profile(name=name_of(m, layout, n),
                    description=f"generated for {m.module} from {m.alias}",
                    sources=[f"dmaharness usbgen: modules.alias entry {m.alias} {m.module}, "

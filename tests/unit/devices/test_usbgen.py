@@ -140,6 +140,17 @@ class Devices(unittest.TestCase):
         self.assertEqual(plans["hid_generic"].tries, ())
         self.assertIn("catch-all", plans["hid_generic"].reason)
 
+    def test_the_vendor_layout_answers_every_vendor_request(self):
+        m = self.d["ftdi_sio"][0]
+        plain, vendor = usbgen.profile(m, "int-bulk"), usbgen.profile(m, "vendor")
+        self.assertEqual(plain.configs, vendor.configs)          # the same endpoints
+        reads = {(g.type, g.req) for g in vendor.gets if g.value is None and g.index is None}
+        self.assertEqual(reads, {(t, r) for t in (0xc0, 0xc1) for r in range(256)})
+        self.assertTrue(all(g.data == bytes(usbgen.VENDOR_ZEROS) for g in vendor.gets))
+        writes = {(x.type, x.req) for x in vendor.sets if x.hand}
+        self.assertEqual(writes, {(t, r) for t in (0x40, 0x41) for r in range(256)})
+        self.assertFalse([g for g in plain.gets if g.type & 0x60 == 0x40])
+
     def test_a_hid_group_gets_a_report_descriptor_that_hid_core_files_under_it(self):
         for module, marker in (("hid_multitouch", b"\x09\x51"), ("hid_sensor_hub", b"\x05\x20")):
             p = usbgen.profile(self.d[module][0], "int-bulk")
