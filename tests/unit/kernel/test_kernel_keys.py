@@ -3,7 +3,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from harness.kernel import fragments, kbuild, series
+from harness.kernel import fragments, kbuild, seeding, series
 from harness.errors import InputError
 
 SRC = kbuild.Source("6.1", "6.1.192-3", Path("/usr/src/linux-source-6.1.tar.xz"))
@@ -176,7 +176,7 @@ class SeedTimestamps(unittest.TestCase):
             (d / "p2.patch").write_text("--- a/driver.c\n+++ b/driver.c\n@@ -0,0 +1 @@\n+x\n")
             v = kbuild.Variant("6.1", (series.Patch(d / "p1.patch"), series.Patch(d / "p2.patch")), ())
             before = time.time()
-            differ = kbuild._align_timestamps(seed, ours, v)
+            differ = seeding.align_timestamps(seed, ours, v)
             self.assertEqual(differ, ["driver.c"])
             self.assertAlmostEqual((ours / "header.h").stat().st_mtime, old, delta=1)
             self.assertGreaterEqual((ours / "driver.c").stat().st_mtime, before - 1)
@@ -207,11 +207,11 @@ class SeedChoice(unittest.TestCase):
                     "built": True, "fragments_digest": key, "patches": [],
                     "fragments": [[fr[n].name, fr[n].digest()] for n in names]}))
             ours = kbuild.Variant("6.1", (), (fr["a"], fr["b"]))
-            self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-near")
+            self.assertEqual(seeding.pick_seed(ours, SRC.deb_version, "gcc 12", "6.1-ours")[0].name, "6.1-near")
             ours = kbuild.Variant("6.1", (), (fr["a"], fr["b"], fr["c"]))
-            self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-many")
+            self.assertEqual(seeding.pick_seed(ours, SRC.deb_version, "gcc 12", "6.1-ours")[0].name, "6.1-many")
             ours = kbuild.Variant("6.1", (), (fr["a"],))
-            self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-base")
+            self.assertEqual(seeding.pick_seed(ours, SRC.deb_version, "gcc 12", "6.1-ours")[0].name, "6.1-base")
 
     def test_options_asked_weigh_more_than_fragments_shared(self):
         """A kernel one option away (the device profiles' fragment before a
@@ -238,6 +238,6 @@ class SeedChoice(unittest.TestCase):
                     "key": key, "version": "6.1", "deb_version": SRC.deb_version, "cc": "gcc 12",
                     "built": True, "fragments_digest": key, "patches": [],
                     "fragments": [[f.name, f.digest()] for f in frs],
-                    "options": sorted(kbuild._asked(frs))}))
+                    "options": sorted(seeding.asked(frs))}))
             ours = kbuild.Variant("6.1", (), (fa, fb))
-            self.assertEqual(kbuild._pick_seed(ours, SRC, "6.1-ours")[0].name, "6.1-old")
+            self.assertEqual(seeding.pick_seed(ours, SRC.deb_version, "gcc 12", "6.1-ours")[0].name, "6.1-old")
