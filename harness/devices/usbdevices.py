@@ -304,8 +304,13 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
             "      node=/dev/$(basename $n); [ $c = input/event ] && node=/dev/input/$(basename $n)",
             f"      [ -c $node ] || {{ say {i} no-node $node; continue; }}",
             # held until the end (killed there): the usbmon window starts
-            # once every device is set up
-            f"      sleep {duration + 600:g} < $node &",
+            # once every device is set up.  A tty is read (raw, no echo):
+            # nobody reading it, usb-serial throttles its bulk IN reads once
+            # the tty's buffer is full, and the flood stops before the window
+            "      case $c in",
+            "        tty/*) ( stty raw -echo 2>/dev/null; exec cat > /dev/null ) < $node & ;;",
+            f"        *) sleep {duration + 600:g} < $node & ;;",
+            "      esac",
             f"      pids=\"$pids $!\"; say {i} open $node",
             "    done",
             "  done",
