@@ -35,19 +35,27 @@ def cmd_usb_sweep(a, b) -> int:
         Progress(quiet=a.quiet))
     payload, text, code = res.to_json(), usbsweep.format_text(res), errors.EXIT_OK
     if res.run_dir:
-        if base is not None:
-            d = sweeptable.diff(base, payload["sites"])
-            payload["baseline"] = {"file": str(a.baseline), **d.to_json()}
-            text += f"\nagainst {a.baseline}:\n" + d.format_text()
-            code = errors.EXIT_VERDICT if d.differs else code
-        html = res.run_dir / "usb-sweep.html"
-        payload["html"] = str(html)
-        sweephtml.write(html, {**payload, "devices": payload["boots"]})
-        jsonout.write(res.run_dir / "usb-sweep.json", payload)
-        text += (f"\n  json     {res.run_dir / 'usb-sweep.json'}\n  html     {html}"
-                 f"\n  logs     {res.run_dir}/try<N>-boot<M>/")
+        text, code = _finish(a, base, payload, text, code, res.run_dir / "usb-sweep",
+                             {"devices": payload["boots"]})
+        text += f"\n  logs     {res.run_dir}/try<N>-boot<M>/"
     emit(a, payload, text)
     return code
+
+
+def _finish(a, base, payload: dict, text: str, code: int, stem: Path, page: dict
+            ) -> tuple[str, int]:
+    """A sweep's diff against --baseline (exit 1 when the sites differ), and
+    its page and JSON (STEM.html, STEM.json) in its run folder."""
+    if base is not None:
+        d = sweeptable.diff(base, payload["sites"])
+        payload["baseline"] = {"file": str(a.baseline), **d.to_json()}
+        text += f"\nagainst {a.baseline}:\n" + d.format_text()
+        code = errors.EXIT_VERDICT if d.differs else code
+    html, js = stem.with_suffix(".html"), stem.with_suffix(".json")
+    payload["html"] = str(html)
+    sweephtml.write(html, {**payload, **page})
+    jsonout.write(js, payload)
+    return text + f"\n  json     {js}\n  html     {html}", code
 
 
 def cmd_sweep(a) -> int:
@@ -83,20 +91,10 @@ def cmd_sweep(a) -> int:
                   for r in res.runs]
         emit(a, payload, "\n".join(lines))
         return errors.EXIT_OK
-    text = sweeptable.format_text(res.table, res.runs)
-    code = errors.EXIT_OK if res.ok else errors.EXIT_VERDICT
-    if base is not None:
-        d = sweeptable.diff(base, payload["sites"])
-        payload["baseline"] = {"file": str(a.baseline), **d.to_json()}
-        text += f"\nagainst {a.baseline}:\n" + d.format_text()
-        code = errors.EXIT_VERDICT if d.differs else code
-    html = res.run_dir / "sweep.html"
-    payload["html"] = str(html)
-    sweephtml.write(html, payload)
-    text += (f"\n  json     {res.run_dir / 'sweep.json'}\n  html     {html}"
-             f"\n  logs     {res.run_dir}/<device>/console.log")
-    jsonout.write(res.run_dir / "sweep.json", payload)
-    emit(a, payload, text)
+    text, code = _finish(a, base, payload, sweeptable.format_text(res.table, res.runs),
+                         errors.EXIT_OK if res.ok else errors.EXIT_VERDICT,
+                         res.run_dir / "sweep", {})
+    emit(a, payload, text + f"\n  logs     {res.run_dir}/<device>/console.log")
     return code
 
 
