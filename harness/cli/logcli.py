@@ -13,15 +13,13 @@ import contextlib
 import io
 import json
 import os
-import shutil
 import sys
-import tempfile
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from .. import files, jsonout
-from ..errors import EXIT_INPUT, EXIT_USAGE, HarnessError, InputError
+from ..errors import EXIT_INPUT, EXIT_USAGE, HarnessError
 from ..jsonout import JSON_VERSION
-from ..reports import engine, failnth, summary
+from ..reports import engine, failnth, parallel, summary
 from ..checks.case import load_case
 from ..checks.diff import Outcome, compare, exit_code, format_outcome
 
@@ -56,8 +54,8 @@ def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str
 
 def read_log(path: str, what: str = "console log") -> str:
     """A console log given on the command line ('-': standard input): any
-    bytes, read with universal newlines as log_lines() reads them."""
-    return "\n".join(log_lines(path, what))
+    bytes, read with universal newlines as files.log_lines() reads them."""
+    return "\n".join(files.log_lines(path, what))
 
 
 def print_out(as_json: bool, obj: Any, text_of: Callable[[], str], indent: int = 2) -> None:
@@ -98,49 +96,6 @@ def run(argv: list[str], *, prog: str, description: str, log_help: str,
     return 0
 
 
-_BLOCK = 1 << 20       # characters read at a time
-
-
-def log_lines(path: str, what: str = "console log") -> Iterator[str]:
-    """A console log's lines as text.split("\\n") gives them, read as they
-    come (memory bounded by a line, not the log); '-' is standard input."""
-    if path == "-":
-        raw: Any = sys.stdin.buffer
-    else:
-        files.check_file(path, what)
-        try:
-            raw = open(path, "rb")
-        except OSError as e:
-            raise InputError(f"{what} {path}: cannot read it ({e.strerror or e})",
-                             path=path) from None
-    # universal newlines, as a file opened in text mode reads (a lone CR of a
-    # serial console ends a line too); read in blocks and split in C: a
-    # Python step per line cost a sixth of `reports`'s time
-    f = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
-    try:
-        pending = ""
-        try:
-            while True:
-                block = f.read(_BLOCK)
-                if not block:
-                    break
-                lines = (pending + block).split("\n") if pending else block.split("\n")
-                pending = lines.pop()
-                if len(pending) > _BLOCK:       # a line without end: hand it over in pieces
-                    lines.append(pending)       # (as a line of its own; never in a real log)
-                    pending = ""
-                yield from lines
-        except OSError as e:    # EIO from /proc/self/mem, a disk that fails mid-read
-            raise InputError(f"{what} {path}: cannot read it ({e.strerror or e})",
-                             path=path) from None
-        yield pending           # as text.split(): the text after the last newline, or ""
-    finally:
-        if path == "-":
-            f.detach()          # standard input stays open
-        else:
-            f.close()
-
-
 _dumps = json.JSONEncoder(separators=(", ", ": ")).encode
 
 
@@ -150,51 +105,59 @@ def _indented(obj: Any, pad: str) -> str:
 
 def reports_main(argv: list[str]) -> int:
     """`dmaharness reports LOG`: the reports as they come, so that memory is
-    bounded by the largest report, not by the log.  With --json the reports
-    wait in a temporary file until the signatures, which come first, are
-    known: {"version", "source", "signatures", "reports"}, indented as
+    bounded by the largest report, not by the log; a large log on every
+    core (harness.reports.parallel).  With --json the reports wait in
+    temporary files until the signatures, which come first, are known:
+    {"version", "source", "signatures", "reports"}, indented as
     json.dump(..., indent=2) writes it but for the reports, one a line."""
     prog = "dmaharness reports"
     ap = log_parser(prog, "Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
                     "found in a console log or saved dmesg, titled as syzkaller titles them.",
                     "console log or dmesg file")
+    ap.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
+                    help="parse a large log (8 MiB or more) on up to N cores (default: every "
+                         "core this process may use; 1: one pass); the reports are the same")
     args, code = parse_args(ap, argv, prog)
     if args is None:
         return code
-    folder = summary.Folder()
-    spool = tempfile.TemporaryFile("w+", encoding="utf-8") if args.json else None
     try:
-        try:
-            for r in engine.iter_reports(log_lines(args.log)):
-                folder.add(r)
-                if spool is not None:
-                    # one report a line, by json's C encoder (indent= takes the
-                    # pure-Python one, a fifth of the command's time)
-                    spool.write((",\n    " if folder.total > 1 else "\n    ")
-                                + _dumps(r.to_json()))
-        except HarnessError as e:
-            return fail(prog, args.json, e.message, e.exit_code)
-        except OSError as e:
-            return fail(prog, args.json, f"console log {args.log}: {e.strerror or e}", EXIT_INPUT)
+        got = parallel.parse_log(args.log, jobs=args.jobs, want_json=args.json)
+    except HarnessError as e:
+        return fail(prog, args.json, e.message, e.exit_code)
+    except OSError as e:
+        return fail(prog, args.json, f"console log {args.log}: {e.strerror or e}", EXIT_INPUT)
+    try:
+        folder = got.folder
         sigs = folder.signatures()
-        try:
-            if spool is None:
-                sys.stdout.write(summary.format_signatures(sigs, folder.total))
-            else:
-                head = {"version": JSON_VERSION, "source": args.log,
-                        "signatures": [s.to_json() for s in sigs]}
-                sys.stdout.write(_indented(head, "")[:-2] + ',\n  "reports": [')
-                spool.seek(0)
-                shutil.copyfileobj(spool, sys.stdout)
-                sys.stdout.write("\n  ]\n}\n" if folder.total else "]\n}\n")
+        if not args.json:
+            sys.stdout.write(summary.format_signatures(sigs, folder.total))
+        else:
+            head = {"version": JSON_VERSION, "source": args.log,
+                    "signatures": [s.to_json() for s in sigs]}
+            sys.stdout.write(_indented(head, "")[:-2] + ',\n  "reports": [')
             sys.stdout.flush()
-        except BrokenPipeError:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            out = getattr(sys.stdout, "buffer", None)
+            got.write_reports(out.write if out is not None
+                              else lambda b: sys.stdout.write(b.decode("ascii")))
+            sys.stdout.write("\n  ]\n}\n" if folder.total else "]\n}\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     finally:
-        if spool is not None:
-            spool.close()
+        got.close()
     return 0
+
+
+def jobs_arg(text: str) -> int:
+    """--jobs: a whole number of cores, 1 to 1024."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= n <= 1024:
+        raise argparse.ArgumentTypeError(f"{n} is not a number of cores (1 to 1024)")
+    return n
 
 
 def failnth_main(argv: list[str]) -> int:

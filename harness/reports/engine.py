@@ -79,11 +79,14 @@ when the first is cut short; C++ and Rust symbols are not demangled.
 The parser's parts: :mod:`harness.reports.frames` (line prefixes, frames,
 skip lists), :mod:`harness.reports.classify` (which header a line is),
 :mod:`harness.reports.builder` (a report under construction, the text its
-title reads); :mod:`harness.reports.golden` reads and writes golden files.
+title reads); :mod:`harness.reports.model` (``Report`` and ``Signature``);
+:mod:`harness.reports.golden` reads and writes golden files;
+:mod:`harness.reports.parallel` parses a large log on several cores with
+this engine, one share of the log a worker.
 
 Command line (wired as ``dmaharness reports`` by the CLI)::
 
-    dmaharness reports <console.log> [--json]
+    dmaharness reports <console.log> [--json] [-j N]
 
 Exit codes: 0 the log was parsed (whether or not it holds reports),
 2 usage error, 4 the log cannot be read.
@@ -94,7 +97,6 @@ from __future__ import annotations
 import itertools
 import re
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional
 
 from . import rules as rr
@@ -109,149 +111,8 @@ from .classify import (_BLOCKER_RE, _BOOTING, _Class, _CONTINUATION, _DMA_DEV_RE
                        _normalize_text, _panic_message)
 from .frames import (_DIGITS, _FOREIGN_PREFIX, _FRAME_RE, _HEADER_FUNC_RE, _INLINE_FRAME_RE,
                      _JOURNAL_RE, _RIP_RE, _STACK_MARKERS, _norm_func, _split_prefix)
+from .model import Report, Signature
 from .titles import NO_FRAMES, describe, is_corrupted
-
-
-# --------------------------------------------------------------------------
-# Data model
-
-
-@dataclass
-class Report:
-    """One kernel report found in a console log.
-
-    kind          the row's kind: KASAN, KMSAN, KFENCE, KCSAN, UBSAN, DMA-API,
-                  DETECTOR, WARNING, BUG, GPF, LOCKDEP, HUNG, RCU, SOFTLOCKUP,
-                  KMEMLEAK, PANIC, REBOOT (harness.reports.rules)
-    title         syzkaller's title (ours for DMA-API/DETECTOR), the folding key
-    guilty_frame  the function the title blames (None if no frame was seen)
-    stack         the report's main stack, innermost first: the ``RIP``
-                  function if one preceded the call trace, then the trace's
-                  reliable frames; names only (no offsets, modules,
-                  addresses, ``.isra.0``-like suffixes); ``? `` frames and
-                  ``<IRQ>``-like markers left out
-    stack_lines   stack's frames as printed, for symbolization: one per
-                  stack entry, e.g. "uvc_status_start+0x4f/0x70 [uvcvideo]"
-    raw           the report's lines with timestamps and caller tags removed
-                  (with caller tags, only lines of the report's own context)
-    first_line    1-based log line of raw[0] (the ``cut here`` or ``=====``
-                  banner when the report has one, else the header)
-    timestamp     seconds of the header line, None without timestamps
-    context       the caller tag (``T245``, ``C0``) or None
-    message       DMA-API/detector message, the WARN() message x86 prints
-                  before a WARNING header, or the panic message
-    aux_stacks    further stacks by heading: "Allocated by task",
-                  "Freed by task", "Mapped at", "lockdep chain", "Lock owner"
-                  (a hung task's lock owner), ...
-    truncated     the report's end was not seen (log ended, machine
-                  rebooted, another report cut in)
-    alt_titles    syzkaller's alternative titles (``bad-access in f``, the
-                  frame with its syscall prefix, ...), sorted
-    rule          the name of the table row that titled it
-    corrupted     syzkaller would judge the report corrupted (cut, or
-                  intermixed with other output): its title does not name a
-                  bug reliably; ``corrupted_reason`` says why
-    last_line     1-based log line of the report's last line (the span is
-                  first_line..last_line; with caller tags other contexts'
-                  lines may sit inside it)
-    """
-
-    kind: str
-    title: str
-    guilty_frame: Optional[str]
-    stack: list[str]
-    raw: list[str]
-    first_line: int
-    stack_lines: list[str] = field(default_factory=list)
-    timestamp: Optional[float] = None
-    context: Optional[str] = None
-    message: Optional[str] = None
-    aux_stacks: dict[str, list[str]] = field(default_factory=dict)
-    truncated: bool = False
-    alt_titles: list[str] = field(default_factory=list)
-    rule: Optional[str] = None
-    corrupted: bool = False
-    corrupted_reason: str = ""
-    last_line: int = 0
-
-    def to_json(self) -> dict:
-        return {
-            "kind": self.kind,
-            "title": self.title,
-            "alt_titles": list(self.alt_titles),
-            "rule": self.rule,
-            "guilty_frame": self.guilty_frame,
-            "corrupted": self.corrupted,
-            "corrupted_reason": self.corrupted_reason or None,
-            "span": {"first_line": self.first_line, "last_line": self.last_line or self.first_line},
-            "stack": list(self.stack),
-            "stack_lines": list(self.stack_lines),
-            "aux_stacks": {k: list(v) for k, v in self.aux_stacks.items()},
-            "first_line": self.first_line,
-            "timestamp": self.timestamp,
-            "context": self.context,
-            "message": self.message,
-            "truncated": self.truncated,
-            "raw": list(self.raw),
-        }
-
-    @staticmethod
-    def from_json(d: dict) -> "Report":
-        """The report to_json() wrote (a campaign job's result)."""
-        return Report(
-            kind=d["kind"], title=d["title"], guilty_frame=d.get("guilty_frame"),
-            stack=list(d.get("stack") or []), raw=list(d.get("raw") or []),
-            first_line=int(d.get("first_line") or 0),
-            stack_lines=list(d.get("stack_lines") or []), timestamp=d.get("timestamp"),
-            context=d.get("context"), message=d.get("message"),
-            aux_stacks={k: list(v) for k, v in (d.get("aux_stacks") or {}).items()},
-            truncated=bool(d.get("truncated")), alt_titles=list(d.get("alt_titles") or []),
-            rule=d.get("rule"), corrupted=bool(d.get("corrupted")),
-            corrupted_reason=d.get("corrupted_reason") or "",
-            last_line=int((d.get("span") or {}).get("last_line") or 0))
-
-
-@dataclass
-class Signature:
-    """Identical reports (same title) folded together."""
-
-    title: str
-    kind: str
-    count: int
-    first: Report
-    reports: list[Report] = field(default_factory=list)
-    all_corrupted: Optional[bool] = None     # given, when `reports` is not kept (from_json)
-    lines: Optional[list[int]] = None        # the reports' first lines, likewise
-
-    @property
-    def corrupted(self) -> bool:
-        """Every report of the signature is corrupted."""
-        if self.all_corrupted is not None:
-            return self.all_corrupted
-        return all(r.corrupted for r in (self.reports or [self.first]))
-
-    def to_json_full(self) -> dict:
-        """to_json() with the first report whole: what from_json() reads."""
-        return {**self.to_json(), "first": self.first.to_json()}
-
-    @staticmethod
-    def from_json(d: dict) -> "Signature":
-        return Signature(title=d["title"], kind=d["kind"], count=int(d["count"]),
-                         first=Report.from_json(d["first"]),
-                         all_corrupted=bool(d.get("corrupted")), lines=list(d.get("lines") or []))
-
-    def to_json(self) -> dict:
-        return {
-            "title": self.title,
-            "kind": self.kind,
-            "count": self.count,
-            "guilty_frame": self.first.guilty_frame,
-            "corrupted": self.corrupted,
-            "first_line": self.first.first_line,
-            "first_timestamp": self.first.timestamp,
-            "lines": [r.first_line for r in self.reports] if self.lines is None
-            else list(self.lines),
-        }
 
 
 # --------------------------------------------------------------------------
@@ -392,6 +253,14 @@ class _Parser:
         before the firmware's first words?  (observe() has seen every line
         before this one.)"""
         return bool(self.boot_scan[1])
+
+    def rest_key(self, lineno: int) -> tuple:
+        """With nothing open before this line (open and nmi_sink empty), the
+        state that still matters: the banners near enough to give a header
+        after them its first line.  Two parsers with the same key here give
+        the same reports from here on, whatever each read before."""
+        return (lineno, tuple(sorted((ctx or "", pre[0]) for ctx, pre in self.pre.items()
+                                     if lineno - pre[0] <= _PRE_LINE_DISTANCE)))
 
     def observe(self, line: str) -> None:
         """A line read, for rebooted(): until a kernel line or the firmware's
@@ -787,24 +656,43 @@ def is_journal(head: str) -> bool:
     return bool(_JOURNAL_RE.search(head, 0, 8192))
 
 
-def iter_reports(lines: Iterable[str], journal: Optional[bool] = None) -> Iterator[Report]:
+def journal_head(lines: Iterable[str]) -> tuple[bool, Iterator[str]]:
+    """Are these lines `journalctl -k` output (decided from their first 8
+    KiB), and the same lines again."""
+    it = iter(lines)
+    head: list[str] = []
+    size = 0
+    for line in it:
+        head.append(line)
+        size += len(line) + 1
+        if size >= 8192:
+            break
+    return is_journal("\n".join(head)), itertools.chain(head, it)
+
+
+def iter_reports(lines: Iterable[str], journal: Optional[bool] = None, *, first_line: int = 1,
+                 booted: Optional[bool] = None, rest: Optional[tuple[int, int, list[tuple]]] = None
+                 ) -> Iterator[Report]:
     """The reports of a console given line by line (without line ends: no
     "\\n", no CR of a CRLF), in log order, each as soon as no later line
     can change it or put a report before it: memory bounded by the largest
     report, not by the log.  ``journal``: strip `journalctl -k` prefixes
-    (None: decide from the first 8 KiB)."""
+    (None: decide from the first 8 KiB).
+
+    For a share of a log (:mod:`harness.reports.parallel`): ``first_line``
+    is the number of the first line given; ``booted`` whether a kernel had
+    printed before the share (what the log's head settled); ``rest`` =
+    (head_to, tail_from, out): for every line below head_to or from
+    tail_from on before which the parser is at rest (no report open), its
+    _Parser.rest_key() is appended to out."""
     it = iter(lines)
     if journal is None:
-        head: list[str] = []
-        size = 0
-        for line in it:
-            head.append(line)
-            size += len(line) + 1
-            if size >= 8192:
-                break
-        journal = is_journal("\n".join(head))
-        it = itertools.chain(head, it)
+        journal, it = journal_head(it)
     p = _Parser()
+    if booted is not None:
+        p.boot_scan = (0, booted, False)
+    head_to, tail_from, rests = rest if rest is not None else (0, 1 << 62, [])
+    rest_key = p.rest_key
     anywhere = _HEADER_LITERALS
     odd = _ODD_STARTS
     heads = _HEADS
@@ -821,13 +709,13 @@ def iter_reports(lines: Iterable[str], journal: Optional[bool] = None) -> Iterat
     append = buf.append
     if journal:
         it = (_JOURNAL_RE.sub("", line, 1) for line in it)
-    read = 0
-    scanning = True                     # observe() has not settled rebooted() yet
+    read = first_line - 1               # the number of the line last read
+    scanning = booted is None           # observe() has not settled rebooted() yet
     for line in itertools.chain(it, (None,) * _AHEAD):
         append(line)
         read += 1
         win.last = read
-        if read <= _AHEAD:
+        if read < first_line + _AHEAD:
             continue
         lineno = read - _AHEAD
         line = buf[-_AHEAD - 1]
@@ -839,6 +727,8 @@ def iter_reports(lines: Iterable[str], journal: Optional[bool] = None) -> Iterat
         if p.done:
             yield from p.ready(lineno)
         if not open_ and p.nmi_sink is None:
+            if lineno < head_to or lineno >= tail_from:
+                rests.append(rest_key(lineno))
             # Fast path, no report open: only a header line matters.  The
             # text of "[ ts][ tag] text" starts after the last "] " of the
             # prefix; header lines have no "] " of their own before that.

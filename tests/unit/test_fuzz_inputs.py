@@ -196,7 +196,8 @@ class Grammar:
                         "bisect-run", "job", "site-report"])
         o = self.OPTS
         if cmd == "reports":
-            return ["reports", self.path()] + (["--json"] if r.random() < 0.6 else [])
+            return (["reports", self.path()] + (["--json"] if r.random() < 0.6 else [])
+                    + (["-j", r.choice(["1", "2", "0", self.text()])] if r.random() < 0.3 else []))
         if cmd == "diff":
             return (["diff"] + [self.path() for _ in range(r.randrange(0, 3))] + ["--"]
                     + [self.path() for _ in range(r.randrange(0, 3))]

@@ -1116,6 +1116,21 @@ class FoldAndOutput(unittest.TestCase):
         self.assertIn("/nonexistent/console.log: no such file", err)
         rc, _, _ = self.run_main([])
         self.assertEqual(rc, 2)
+        # --jobs is a number of cores
+        for bad in ("0", "-1", "x", "1e3", "nan", "99999"):
+            rc, out, err = self.run_main([self.log_file("dma-api-x86-giveback.log"), "--json",
+                                          "--jobs", bad])
+            self.assertEqual(rc, 2, bad)
+            self.assertIs(json.loads(out)["ok"], False, bad)
+            self.assertIn("--jobs", err, bad)
+
+    def test_main_jobs_give_the_same_output(self):
+        # a small log is read in one pass whatever --jobs says (the
+        # several-core path is tests/unit/reports/test_parallel.py)
+        path = self.log_file("dma-api-x86-giveback.log")
+        outs = [self.run_main([path, "--json", "-j", j]) for j in ("1", "2", "64")]
+        self.assertEqual(outs[0][0], 0)
+        self.assertTrue(all(o == outs[0] for o in outs), "the output depends on --jobs")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,13 @@
 log is still being read, and what it keeps does not grow with the log."""
 
 import itertools
+import tempfile
 import tracemalloc
 import unittest
 from pathlib import Path
+from unittest import mock
 
+from harness import files
 from harness.reports import engine, golden, summary
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
@@ -65,13 +68,10 @@ class Streaming(unittest.TestCase):
 
 
 class LogLines(unittest.TestCase):
-    """harness.cli.logcli.log_lines reads in blocks: the lines are text.split("\\n")'s
+    """harness.files.log_lines reads in blocks: the lines are text.split("\\n")'s
     of the text a file opened in text mode reads, whatever the block boundaries."""
 
     def test_lines_across_blocks_are_whole(self):
-        import tempfile
-        from unittest import mock
-        from harness.cli import logcli
         texts = ["", "a", "a\n", "\n\n", "ab\r\ncd\ref\n", "x" * 50 + "\nyy\n" + "z" * 7,
                  "[ 1.0] BUG: KASAN: slab-out-of-bounds\n" * 9 + "tail"]
         with tempfile.TemporaryDirectory() as d:
@@ -80,8 +80,8 @@ class LogLines(unittest.TestCase):
                 p.write_bytes(text.encode())
                 want = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
                 for block in (1, 2, 3, 7, 1 << 20):
-                    with mock.patch.object(logcli, "_BLOCK", block):
-                        got = list(logcli.log_lines(str(p)))
+                    with mock.patch.object(files, "LOG_BLOCK", block):
+                        got = list(files.log_lines(str(p)))
                     if max(map(len, want)) <= block:
                         self.assertEqual(got, want, (text, block))
                     else:       # a line longer than a block comes in pieces, nothing lost
