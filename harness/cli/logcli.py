@@ -137,8 +137,11 @@ def reports_main(argv: list[str]) -> int:
             sys.stdout.write(_indented(head, "")[:-2] + ',\n  "reports": [')
             sys.stdout.flush()
             out = getattr(sys.stdout, "buffer", None)
-            got.write_reports(out.write if out is not None
-                              else lambda b: sys.stdout.write(b.decode("ascii")))
+            if out is None:                   # a test's StringIO
+                got.write_reports(lambda b: sys.stdout.write(b.decode("ascii")))
+            else:
+                out.flush()
+                got.write_reports(out.write, out.fileno())
             sys.stdout.write("\n  ]\n}\n" if folder.total else "]\n}\n")
         sys.stdout.flush()
     except BrokenPipeError:

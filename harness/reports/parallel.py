@@ -55,7 +55,8 @@ _dumps = json.JSONEncoder(separators=(", ", ": ")).encode
 
 @dataclass
 class Share:
-    """Bytes start..end of the log, lines first..first+lines-1."""
+    """Bytes start..end of the log, lines first..first+lines-1 (lines -1:
+    the last share, to the end of the log)."""
     start: int
     end: int
     first: int
@@ -74,7 +75,9 @@ def plan(path: str, jobs: int, overlap: int = OVERLAP, min_share: int = MIN_SHAR
          ) -> Optional[list[Share]]:
     """The log cut into up to ``jobs`` shares at newlines, each of at least
     min_share bytes and 2 * overlap lines; None when it must be read in one
-    pass (see the module's text)."""
+    pass (see the module's text).  Reads the log up to its last cut (the
+    lines before each cut are counted), and of the rest only what shows
+    that no line is too long and that the last share is long enough."""
     size = os.path.getsize(path)
     jobs = min(jobs, size // min_share)
     if jobs < 2:
@@ -85,13 +88,12 @@ def plan(path: str, jobs: int, overlap: int = OVERLAP, min_share: int = MIN_SHAR
     pos = 0
     cr_end = False                            # the previous block ended with a CR
     with open(path, "rb") as f:
-        while True:
+        while targets:
             block = f.read(_SCAN)
             if not block:
                 break
-            for i in range(0, len(block), _LONG):
-                if block.find(b"\n", i, i + _LONG) < 0 and len(block) - i >= _LONG:
-                    return None
+            if _long_line(block):
+                return None
             while targets and targets[0] < pos + len(block):
                 nl = block.find(b"\n", max(targets[0] - pos, 0))
                 if nl < 0:
@@ -101,16 +103,53 @@ def plan(path: str, jobs: int, overlap: int = OVERLAP, min_share: int = MIN_SHAR
             lines += _newlines(block, cr_end)
             cr_end = block.endswith(b"\r")
             pos += len(block)
-    # keep the cuts that leave at least 2 * overlap lines on each side
-    kept = [(0, 0)]
-    for off, before in cuts:
-        if off < size and before - kept[-1][1] >= 2 * overlap and lines - before >= 2 * overlap:
-            kept.append((off, before))
-    if len(kept) < 2:
-        return None
-    ends = kept[1:] + [(size, lines + 1)]      # log_lines() gives the text after the last newline too
-    return [Share(off, end, before + 1, after - before)
+        # keep the cuts that leave at least 2 * overlap lines before them
+        kept = [(0, 0)]
+        for off, before in cuts:
+            if off < size and before - kept[-1][1] >= 2 * overlap:
+                kept.append((off, before))
+        # ... and after the last one
+        while len(kept) > 1 and not _lines_at_least(f, kept[-1][0], 2 * overlap):
+            kept.pop()
+        if len(kept) < 2 or _long_line_after(f, pos):
+            return None
+    ends = kept[1:] + [(size, -1)]
+    return [Share(off, end, before + 1, after - before if after >= 0 else -1)
             for (off, before), (end, after) in zip(kept, ends)]
+
+
+def _long_line(block: bytes) -> bool:
+    """Is there a stretch of _LONG bytes without a LF in this block (at a
+    multiple of _LONG from its start; blocks start at multiples of it)?"""
+    return any(block.find(b"\n", i, i + _LONG) < 0
+               for i in range(0, len(block) - _LONG + 1, _LONG))
+
+
+def _long_line_after(f: IO[bytes], pos: int) -> bool:
+    """_long_line() for the log from byte pos on (a multiple of _LONG),
+    reading of each stretch only up to its first LF."""
+    while True:
+        f.seek(pos)
+        head = f.read(4096)
+        if len(head) < 4096:
+            return False
+        if b"\n" not in head:
+            rest = f.read(_LONG - 4096)
+            if len(rest) == _LONG - 4096 and b"\n" not in rest:
+                return True
+        pos += _LONG
+
+
+def _lines_at_least(f: IO[bytes], pos: int, n: int) -> bool:
+    """Are there at least n line ends after byte pos?"""
+    f.seek(pos)
+    seen = 0
+    while seen < n:
+        block = f.read(1 << 16)
+        if not block:
+            return False
+        seen += block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
+    return True
 
 
 def _newlines(data: bytes, cr_before: bool) -> int:
@@ -187,22 +226,32 @@ class Parsed:
     segments: list[tuple[IO[bytes], int, int]] = field(default_factory=list)
     _files: list[IO[bytes]] = field(default_factory=list)
 
-    def write_reports(self, write: Callable[[bytes], object]) -> None:
-        """The reports' JSON (ASCII), ",\\n"-separated, each after 4 spaces, to write()."""
+    def write_reports(self, write: Callable[[bytes], object], fd: Optional[int] = None) -> None:
+        """The reports' JSON (ASCII), ",\\n"-separated, each after 4 spaces, to
+        write(); or, given the descriptor write() writes to (flushed), by
+        sendfile(2) from the spools, without passing through this process."""
         first = True
         for f, a, b in self.segments:
-            f.seek(a)
             if first and b > a:
-                f.read(1)                     # the first report has no comma before it
-                a += 1
+                a += 1                        # the first report has no comma before it
                 first = False
-            left = b - a
-            while left > 0:
-                chunk = f.read(min(left, 1 << 20))
+            f.flush()
+            while fd is not None and a < b:
+                try:
+                    sent = os.sendfile(fd, f.fileno(), a, b - a)
+                except OSError:
+                    fd = None                 # not to this file: by hand
+                    break
+                if sent == 0:
+                    break
+                a += sent
+            f.seek(a)
+            while a < b:
+                chunk = f.read(min(b - a, 1 << 20))
                 if not chunk:
                     break
                 write(chunk)
-                left -= len(chunk)
+                a += len(chunk)
 
     def close(self) -> None:
         for f in self._files:

@@ -143,7 +143,8 @@ class Plan(unittest.TestCase):
                         self.assertEqual(a.end, b.start)
                         self.assertEqual(data[a.end - 1:a.end], b"\n")
                         self.assertEqual(a.first + a.lines, b.first)
-                    self.assertEqual(shares[-1].first + shares[-1].lines - 1, len(lines))
+                    self.assertEqual(shares[-1].lines, -1)       # the last: to the end
+                    self.assertLessEqual(shares[-1].first + 20, len(lines))
 
     def test_one_pass_for_small_logs_long_lines_and_one_core(self):
         with tempfile.TemporaryDirectory() as d:
