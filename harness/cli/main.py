@@ -18,7 +18,7 @@ from typing import Callable
 
 from .. import errors, jsonout, proc
 from ..errors import HarnessError
-from . import build, cache, campaign, case, logcli, sources, sweep
+from . import build, cache, campaign, case, logcli, reportscli, sources, sweep
 from .bisectrun import bisect_run
 from .capture import capture
 from .common import EPILOG, on_sigterm, write_json_out
@@ -68,7 +68,7 @@ def run_job(argv: list[str]) -> int:
 
 # subcommands with their own argparse (and --help)
 DELEGATED: dict[str, Callable[[list[str]], int]] = {
-    "reports": logcli.reports_main, "diff": logcli.diff_main, "bisect-run": bisect_run,
+    "reports": reportscli.reports_main, "diff": logcli.diff_main, "bisect-run": bisect_run,
     "capture": capture, "job": run_job}
 
 
@@ -76,7 +76,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace | None, int]:
     """The parsed arguments, or (None, exit code) when argparse stopped: 0
     after --help, 2 on a usage error (one JSON object too with --json), as
     the log readers parse theirs."""
-    return logcli.parse_args(parser(), argv, "dmaharness " + (argv[0] if argv else ""))
+    return reportscli.parse_args(parser(), argv, "dmaharness " + (argv[0] if argv else ""))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.reports import golden
 from harness.reports.engine import Report, fold, parse
-from harness.cli import logcli
+from harness.cli import reportscli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
@@ -1056,7 +1056,7 @@ class FoldAndOutput(unittest.TestCase):
     def run_main(self, argv: list[str]) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            rc = logcli.reports_main(argv)
+            rc = reportscli.reports_main(argv)
         return rc, out.getvalue(), err.getvalue()
 
     def log_file(self, name: str) -> str:

@@ -1,0 +1,127 @@
+"""`dmaharness reports`, and what every console-log reader shares
+(harness.cli.logcli's diff and failnth too): a log file ('-' for stdin)
+in, text or ``--json`` out; exit 0 when the log was parsed (whatever it
+holds), 2 for a usage error, 4 when the log cannot be read; a closed
+stdout (``... | head``) is no traceback.
+
+Apart from logcli so that `reports` imports the log parser and nothing
+else: the entry points (./dmaharness, python3 -m harness) hand it its
+arguments before importing every command, which on a large log read on
+every core is a tenth of the time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+from typing import Any
+
+from .. import jsonout
+from ..errors import EXIT_INPUT, EXIT_USAGE, HarnessError
+from ..jsonout import JSON_VERSION
+from ..reports import parallel, summary
+
+
+def fail(prog: str, as_json: bool, message: str, code: int, kind: str = "input") -> int:
+    """An error of a log reader: its message on stderr and, with --json, one JSON object."""
+    if as_json:
+        print(jsonout.dumps({"command": prog.split()[-1], "ok": False,
+                             "error": {"kind": kind, "message": message, "exit_code": code},
+                             "failure": message}))
+    print(f"{prog}: {message}", file=sys.stderr)
+    return code
+
+
+def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str
+               ) -> tuple[argparse.Namespace | None, int]:
+    """argparse, with a usage error as an exit code (and a JSON object with --json)."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return ap.parse_args(argv), 0
+    except SystemExit as e:
+        sys.stderr.write(err.getvalue())
+        if e.code in (0, None):
+            return None, 0
+        lines = err.getvalue().strip().splitlines()
+        message = lines[-1].split(": error: ", 1)[-1] if lines else "bad command line"
+        if "--json" in argv:
+            fail(prog, True, message, EXIT_USAGE, "usage")
+        return None, EXIT_USAGE
+
+
+def log_parser(prog: str, description: str, log_help: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog=prog, description=description,
+        epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.")
+    ap.add_argument("log", help=log_help + " ('-' for stdin)")
+    ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
+    return ap
+
+
+def _indented(obj: Any, pad: str) -> str:
+    return json.dumps(obj, indent=2).replace("\n", "\n" + pad)
+
+
+def reports_main(argv: list[str]) -> int:
+    """`dmaharness reports LOG`: the reports as they come, so that memory is
+    bounded by the largest report, not by the log; a large log on every
+    core (harness.reports.parallel).  With --json the reports wait in
+    temporary files until the signatures, which come first, are known:
+    {"version", "source", "signatures", "reports"}, indented as
+    json.dump(..., indent=2) writes it but for the reports, one a line."""
+    prog = "dmaharness reports"
+    ap = log_parser(prog, "Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
+                    "found in a console log or saved dmesg, titled as syzkaller titles them.",
+                    "console log or dmesg file")
+    ap.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
+                    help="parse a large log (8 MiB or more) on up to N cores (default: every "
+                         "core this process may use; 1: one pass); the reports are the same")
+    args, code = parse_args(ap, argv, prog)
+    if args is None:
+        return code
+    try:
+        got = parallel.parse_log(args.log, jobs=args.jobs, want_json=args.json)
+    except HarnessError as e:
+        return fail(prog, args.json, e.message, e.exit_code)
+    except OSError as e:
+        return fail(prog, args.json, f"console log {args.log}: {e.strerror or e}", EXIT_INPUT)
+    try:
+        folder = got.folder
+        sigs = folder.signatures()
+        if not args.json:
+            sys.stdout.write(summary.format_signatures(sigs, folder.total))
+        else:
+            head = {"version": JSON_VERSION, "source": args.log,
+                    "signatures": [s.to_json() for s in sigs]}
+            sys.stdout.write(_indented(head, "")[:-2] + ',\n  "reports": [')
+            sys.stdout.flush()
+            out = getattr(sys.stdout, "buffer", None)
+            if out is None:                   # a test's StringIO
+                got.write_reports(lambda b: sys.stdout.write(b.decode("ascii")))
+            else:
+                out.flush()
+                got.write_reports(out.write, out.fileno())
+            sys.stdout.write("\n  ]\n}\n" if folder.total else "]\n}\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        got.close()
+    return 0
+
+
+def jobs_arg(text: str) -> int:
+    """--jobs: a whole number of cores, 1 to 1024."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= n <= 1024:
+        raise argparse.ArgumentTypeError(f"{n} is not a number of cores (1 to 1024)")
+    return n
