@@ -46,7 +46,10 @@ capture: deps-test
 run: deps-run fake-device agent
 	./dmaharness run --kernel $(KERNEL) --case patches/$(KERNEL)/cases/uvc-status-buffer
 
-test: unit fuzz integration
+# unit, fuzz, integration in that order; CI's 7.3 kernel builds in the
+# background from the start (tests/run.py ci)
+test: deps-test c-tools
+	$(PYTHON) tests/run.py ci
 
 unit: unit-python unit-c
 

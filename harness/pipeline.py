@@ -45,6 +45,7 @@ class VariantSpec:
     base_series: bool = True                  # patches/<version>/series (the detector)
     jobs: int | None = None
     force: bool = False
+    background: bool = False                  # build beside other builds (build --background)
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,8 @@ def target(spec: VariantSpec) -> Target:
 
 def build(t: Target, *, progress: Progress) -> kbuild.BuildResult:
     """The target's kernel with the spec's patches, built or from the cache."""
-    return kbuild.build(t.variant(), jobs=t.spec.jobs, progress=progress, force=t.spec.force)
+    return kbuild.build(t.variant(), jobs=t.spec.jobs, progress=progress, force=t.spec.force,
+                        background=t.spec.background)
 
 
 # --- one boot ------------------------------------------------------------------------

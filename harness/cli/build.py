@@ -6,6 +6,7 @@ device profiles, a bisection campaign's job) is here.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,8 @@ def _profile_lines(payload: dict) -> str:
             f"\n  profile  {prof['file']}")
 
 def cmd_build(a) -> int:
+    if a.background:
+        os.nice(19)           # the lowest CPU priority, for this build and everything it runs
     t, res = pipeline.build_command(variant_spec(a), Progress(quiet=a.quiet))
     word = "cached" if res.cached else f"built in {res.seconds:.1f}s"
     emit(a, {"command": "build", "ok": True, **t.to_json(), **res.to_json()},
@@ -164,10 +167,16 @@ def _devices_text(fr, f) -> str:
 
 def add_parsers(sub) -> None:
     """build, boot, kunit, run."""
-    command_parser(sub, "build", cmd_build, "build a kernel variant (cached by content)",
+    bd = command_parser(sub, "build", cmd_build, "build a kernel variant (cached by content)",
              "Build a kernel variant: linux-source-X.Y (or --tree) + patches/X.Y/series + "
              "--series patches, configured from tinyconfig and kconfig-fragments/. A variant "
              "already built is not rebuilt.")
+    bd.add_argument("--background", action="store_true",
+                    help="build at the lowest CPU priority (nice 19) beside other builds "
+                         "instead of after them: a kernel you will need later, made on the "
+                         "cores other work leaves idle (make test builds CI's 7.3 kernel so "
+                         "while the unit tests and the 6.1 boots run); a run that needs the "
+                         "same variant waits for it")
 
     bt = command_parser(sub, "boot", cmd_boot, "build if needed, then boot in QEMU and watch the console",
                   "Boot a kernel variant under QEMU (TCG unless KVM really works) with the "

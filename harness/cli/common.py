@@ -192,7 +192,8 @@ def variant_spec(a, *, series_: bool = True) -> VariantSpec:
                        series=tuple(a.series) if series_ else (),
                        prefix=a.prefix if series_ else None, fragments=tuple(a.fragment),
                        profile=a.profile,
-                       base_series=not a.no_base_series, jobs=a.jobs, force=a.force)
+                       base_series=not a.no_base_series, jobs=a.jobs, force=a.force,
+                       background=getattr(a, "background", False))
 
 def flags(a) -> dict[str, Any]:
     """The run settings given on the command line (typed; absent ones are None)."""

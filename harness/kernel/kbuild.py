@@ -526,8 +526,12 @@ def tree_ready(variant: AnyVariant, key: str) -> bool:
 # --- building ------------------------------------------------------------------
 
 def build(variant: AnyVariant, *, jobs: int | None = None, progress: Progress | None = None,
-          force: bool = False, need_tree: bool = False) -> BuildResult:
+          force: bool = False, need_tree: bool = False, background: bool = False) -> BuildResult:
     """Build a variant (of Debian's tree, or of a user's checkout), or return its cached artifacts.
+
+    ``background``: make runs beside other builds instead of after them
+    (not under the one-build-at-a-time lock; the caller has lowered its
+    CPU priority); a run that needs the same variant waits for it.
 
     ``need_tree``: the caller also needs the variant's built work tree (file:line
     by recompiling a source file, structure layouts); a cached variant whose
@@ -563,7 +567,8 @@ def build(variant: AnyVariant, *, jobs: int | None = None, progress: Progress | 
                     configure(w.tree, variant.fragments, variant.version, log, progress, label)
                     w.configured()
                 jobs = jobs or os.cpu_count() or 2
-                with paths.locked("kbuild", wait_message=f"[{label}] waiting for another kernel build"):
+                with (contextlib.nullcontext() if background else
+                      paths.locked("kbuild", wait_message=f"[{label}] waiting for another kernel build")):
                     if remote.url:
                         progress.note(f"[{label}] ccache remote storage {remote.shown()} "
                                       f"({remote.source})")
