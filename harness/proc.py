@@ -22,11 +22,28 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _child_setup() -> None:
+    """In the child, after setsid(): die with the parent; keep the parent's CPU priority."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except OSError:
         pass
+    keep_priority()
+
+
+def keep_priority() -> None:
+    """A new session is a new autogroup of the scheduler (sched(7)), whose
+    nice value starts at 0 and weighs against other groups' whatever its
+    processes' own nice values: a niced harness (`build --background`,
+    `nice dmaharness ...`) would build at full priority.  Give the session's
+    autogroup this process's nice value (raising it needs no privilege)."""
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    if nice > 0:
+        try:
+            with open("/proc/self/autogroup", "w") as f:
+                f.write(str(nice))
+        except OSError:         # no autogroups (a kernel without them, or switched off)
+            pass
 
 
 _live: set[subprocess.Popen] = set()

@@ -1,5 +1,7 @@
 """proc.make: how the project's C tools (camera, agent, profiler) are built."""
 
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
@@ -30,3 +32,19 @@ class Make(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@unittest.skipUnless(Path("/proc/self/autogroup").is_file(), "the kernel has no autogroups")
+class Priority(unittest.TestCase):
+    def test_a_spawned_session_keeps_a_niced_harness_priority(self):
+        # a new session is a new autogroup at nice 0: without keep_priority()
+        # a background build's make would weigh as much as the foreground's
+        code = ("import os, sys; sys.path.insert(0, sys.argv[1]); os.nice(7)\n"
+                "from harness import proc\n"
+                "p = proc.spawn(['cat', '/proc/self/autogroup'], stdout=sys.stdout); p.wait()")
+        out = subprocess.run([sys.executable, "-c", code, str(ROOT)], capture_output=True,
+                             text=True, check=True).stdout
+        self.assertRegex(out, r"nice 7$", out)
