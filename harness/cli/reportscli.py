@@ -5,9 +5,9 @@ holds), 2 for a usage error, 4 when the log cannot be read; a closed
 stdout (``... | head``) is no traceback.
 
 Apart from logcli so that `reports` imports the log parser and nothing
-else: the entry points (./dmaharness, python3 -m harness) hand it its
-arguments before importing every command, which on a large log read on
-every core is a tenth of the time.
+else: ./dmaharness hands it its arguments before importing every command,
+which on a large log read on every core is a tenth of the time
+(``python3 -m harness reports`` goes through harness.cli.main).
 """
 
 from __future__ import annotations

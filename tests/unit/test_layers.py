@@ -6,9 +6,7 @@ order, the packages kernel, devices, boot, reports, the pipeline module,
 then checks, campaign, output and cli.  A module may import from its own
 package and from any layer below its own, never from a layer above; no
 import hides inside a function (an optional heavy dependency may, with a
-comment saying so; and the entry point, __main__, which nothing imports,
-may choose at its top which command module to import); no circle; every
-module imports on its own.
+comment saying so); no circle; every module imports on its own.
 """
 
 from __future__ import annotations
@@ -104,10 +102,7 @@ def check(root: Path = HARNESS) -> list[str]:
         graph[name] = set()
         for target, node in imports(name, path, tree, known):
             where = f"{path.relative_to(root.parent)}:{node.lineno}"
-            entry_choice = name == "__main__" and any(
-                isinstance(n, ast.If) and node in ast.walk(n) for n in tree.body)
-            if id(node) not in top and OPTIONAL_MARK not in lines[node.lineno - 1] \
-                    and not entry_choice:
+            if id(node) not in top and OPTIONAL_MARK not in lines[node.lineno - 1]:
                 problems.append(f"{where}: {name} imports {target} inside a function")
             if target.split(".")[0] not in LAYER_OF:
                 continue
