@@ -31,6 +31,7 @@ printed before a "Booting the kernel" (engine's rebooted()).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -148,7 +149,7 @@ def _lines_at_least(f: IO[bytes], pos: int, n: int) -> bool:
         block = f.read(1 << 16)
         if not block:
             return False
-        seen += block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
+        seen += _newlines(block, False)      # a CRLF across two reads counts twice: enough here
     return True
 
 
@@ -196,7 +197,7 @@ def _work(path: str, share: Optional[Share], last: bool, journal: Optional[bool]
         tail_from = share.first + share.lines if not last else 1 << 62
         rest = (head_to, tail_from, out.head)
         if not last:
-            lines = _take(lines, share.lines + overlap)
+            lines = itertools.islice(lines, share.lines + overlap)
     spool = out.spool
     rec = out.records
     for r in engine.iter_reports(lines, journal, first_line=share.first if share else 1,
@@ -211,13 +212,6 @@ def _work(path: str, share: Optional[Share], last: bool, journal: Optional[bool]
     if rest is not None:
         out.tail = [k for k in out.head if k[0] >= rest[1]]
         out.head = [k for k in out.head if k[0] < rest[1]]
-
-
-def _take(lines: Iterator[str], n: int) -> Iterator[str]:
-    for i, line in enumerate(lines):
-        if i >= n:
-            return
-        yield line
 
 
 @dataclass
