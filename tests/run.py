@@ -75,7 +75,6 @@ def ci() -> int:
     cache = os.environ.get("DMAHARNESS_CACHE") or os.path.expanduser("~/.cache/dmaharness")
     os.makedirs(cache, exist_ok=True)
     log_path = os.path.join(cache, "make-test-background-7.3.log")
-    t0 = time.monotonic()
     with open(log_path, "w") as log:
         pre = subprocess.Popen([sys.executable, os.path.join(ROOT, "dmaharness"), "build",
                                 "--kernel", "7.3", "--background"],
@@ -97,8 +96,19 @@ def ci() -> int:
             except subprocess.TimeoutExpired:
                 pre.kill()
                 pre.wait()
-        print(f"ci: the background 7.3 build exited {pre.returncode} "
-              f"({time.monotonic() - t0:.0f} s after it started; log: {log_path})", flush=True)
+        print(f"ci: the background 7.3 build exited {pre.returncode}: {_outcome(log_path)} "
+              f"(log: {log_path})", flush=True)
+
+
+def _outcome(log_path: str) -> str:
+    """What `build` said last: "KEY: cached", "KEY: built in S s", or its last line."""
+    try:
+        with open(log_path, errors="replace") as f:
+            lines = [ln.strip() for ln in f if ln.strip()]
+    except OSError:
+        return "no log"
+    said = [ln for ln in lines if ln.endswith(": cached") or ": built in " in ln]
+    return (said or lines or ["nothing"])[-1]
 
 
 def main(argv):
