@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in DELEGATED:
         # subcommands with their own argparse (and --help)
-        return DELEGATED[argv[0]](argv[1:])
+        return reportscli.guarded(argv[0], DELEGATED[argv[0]], argv[1:])
     run_args = []
     if argv and argv[0] == "plan" and "--" in argv:
         # `plan ... -- RUN-ARGS`: what follows -- goes to every job, unparsed

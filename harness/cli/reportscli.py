@@ -18,10 +18,11 @@ import io
 import json
 import os
 import sys
-from typing import Any
+import traceback
+from typing import Any, Callable
 
-from .. import jsonout
-from ..errors import EXIT_INPUT, EXIT_USAGE, HarnessError
+from .. import jsonout, proc
+from ..errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, HarnessError
 from ..jsonout import JSON_VERSION
 from ..reports import parallel, summary
 
@@ -34,6 +35,29 @@ def fail(prog: str, as_json: bool, message: str, code: int, kind: str = "input")
                              "failure": message}))
     print(f"{prog}: {message}", file=sys.stderr)
     return code
+
+
+def guarded(name: str, func: Callable[[list[str]], int], argv: list[str]) -> int:
+    """A command that parses its own arguments (reports, diff, bisect-run,
+    capture, job), with main()'s last resort: a bug of ours is exit 70 with
+    its traceback on stderr (and one JSON object with --json), never a
+    verdict's 1; Ctrl-C is 130; a reader that left (``| head``) is no error."""
+    try:
+        return func(argv)
+    except KeyboardInterrupt:
+        proc.stop_all()
+        sys.stderr.write(f"\ndmaharness {name}: interrupted; nothing is left running\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as e:
+        proc.stop_all()
+        code = fail(f"dmaharness {name}", "--json" in argv,
+                    f"internal error (a dmaharness bug, please report it): "
+                    f"{type(e).__name__}: {e}", EXIT_INTERNAL, "internal")
+        sys.stderr.write(traceback.format_exc())
+        return code
 
 
 def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str

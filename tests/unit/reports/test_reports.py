@@ -8,11 +8,12 @@ import json
 import os
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from harness.reports import golden
 from harness.reports.engine import Report, fold, parse
-from harness.cli import reportscli
+from harness.cli import main, reportscli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 
@@ -1123,6 +1124,21 @@ class FoldAndOutput(unittest.TestCase):
             self.assertEqual(rc, 2, bad)
             self.assertIs(json.loads(out)["ok"], False, bad)
             self.assertIn("--jobs", err, bad)
+
+    def test_a_bug_of_ours_is_exit_70_not_a_verdict(self):
+        # a delegated command's unexpected exception: main()'s last resort,
+        # one JSON object with --json, the traceback on stderr
+        def broken(argv):
+            raise RuntimeError("boom")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = reportscli.guarded("reports", broken, ["x.log", "--json"])
+        self.assertEqual(rc, 70)
+        self.assertEqual(json.loads(out.getvalue())["error"]["kind"], "internal")
+        self.assertIn("RuntimeError: boom", err.getvalue())
+        with mock.patch.dict(main.DELEGATED, {"reports": broken}), \
+                contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(main.main(["reports", "x.log"]), 70)
 
     def test_main_jobs_give_the_same_output(self):
         # a small log is read in one pass whatever --jobs says (the
