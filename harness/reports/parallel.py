@@ -312,7 +312,7 @@ def _parallel(path: str, shares: list[Share], journal: Optional[bool], booted: O
                           want_json, out)
                     msg = {"head": out.head, "tail": out.tail}
                 except HarnessError as e:
-                    msg, code = {"error": e.message, "exit_code": e.exit_code}, 3
+                    msg, code = {"error": e.message}, 3
                 except BaseException as e:          # a bug of ours: the parent parses again
                     msg, code = {"bug": repr(e)}, 4
                 try:
@@ -322,21 +322,20 @@ def _parallel(path: str, shares: list[Share], journal: Optional[bool], booted: O
                 finally:
                     os._exit(code)
             pids.append(pid)
-        failed = []
         for pid in pids:
-            _, status = os.waitpid(pid, 0)
-            failed.append(status != 0)
+            os.waitpid(pid, 0)
         pids = []
-        for o in outs:
+        for o in outs:          # a worker killed or failing wrote no rest keys
             o.meta.seek(0)
-            msg = json.loads(o.meta.read() or b"{}")
+            try:
+                msg = json.loads(o.meta.read() or b"{}")
+            except ValueError:                  # cut short
+                return None
             if "error" in msg:
                 raise InputError(msg["error"], path=path)
             if "head" not in msg:
                 return None
             o.head, o.tail = _keys(msg["head"]), _keys(msg["tail"])
-        if any(failed):
-            return None
         # where each worker hands over to the next
         cuts: list[int] = []
         for a, b in zip(outs, outs[1:]):
