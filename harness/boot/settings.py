@@ -23,7 +23,8 @@ from typing import Any, Callable, Mapping
 from ..errors import InputError
 from ..kernel import profiles
 from ..devices import usbhost
-from ..devices.camera import Flood
+from ..devices.camera import MAX_USB_DEVICES, Flood
+from . import qemurules
 
 
 def parse_duration(text: str) -> float:
@@ -94,6 +95,9 @@ class Setting:
     parse: Callable[[Any], Any]          # a case value or a flag's text -> the typed value
     help: str
     in_case: bool = True                 # may a case's [run] table set it?
+    # what a file's layer (a case's [run], a profile's run table) may not
+    # ask although a flag may: applied by check() to the parsed value
+    case_rule: Callable[[Any], Any] | None = None
 
 
 def _positive(kind, limit: float = MAX_NUMBER):
@@ -133,6 +137,13 @@ def _whole(v: Any) -> int:
         return int(v)
     except (TypeError, ValueError):
         raise InputError(f"{v!r} is not a whole number") from None
+
+
+def _seed(v: Any) -> int:
+    n = _whole(v)
+    if not 0 <= n < 1 << 32:
+        raise InputError(f"{v!r} is not a seed from 0 to {(1 << 32) - 1}")
+    return n
 
 
 def _string(v: Any) -> str:
@@ -235,7 +246,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("memory", "boot", _positive(int, 1 << 20), "guest memory in MiB"),
     Setting("smp", "boot", _positive(int, 256), "guest CPUs"),
     Setting("append", "boot", _string, "extra kernel command line"),
-    Setting("qemu_opts", "boot", _words, "more QEMU options, split like a shell would"),
+    Setting("qemu_opts", "boot", _words, "more QEMU options, split like a shell would",
+            case_rule=qemurules.check),
     Setting("insn_profile", "boot", _flag, "count guest instructions per kernel function",
             in_case=False),
     Setting("console", "boot", _flag, "copy the console to stderr live", in_case=False),
@@ -244,10 +256,13 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("duration", "flood", _duration, "flood and agent run time (20, 20s, 500ms, 2m)"),
     Setting("cycle_hz", "flood", _non_negative, "agent close/open cycles per second"),
     Setting("phys_hz", "flood", _non_negative, "agent EVIOCGPHYS reads per second"),
-    Setting("cameras", "flood", _positive(int, 64), "fake cameras, one usb-redir each"),
+    Setting("cameras", "flood", _positive(int, MAX_USB_DEVICES),
+            f"fake cameras, one usb-redir each (at most {MAX_USB_DEVICES}, the guest agent's "
+            "limit, with --device and --usb-host devices counted in)"),
     Setting("hotplug", "flood", _seconds, "unplug and replug each camera every S seconds "
             "(0: never)"),
-    Setting("seed", "flood", _whole, "seed of the random/malformed patterns"),
+    Setting("seed", "flood", _seed, "seed of the random/malformed patterns (0 to 2^32-1; "
+            "camera N gets SEED+N)"),
     Setting("agent_args", "flood", _string, "more arguments for the guest agent"),
     Setting("fail_nth", "flood", _fail_paths,
             "after the flood, make every error path of uvcvideo's probe (and/or disconnect) "
@@ -298,7 +313,9 @@ def default(name: str) -> Any:
 
 
 def check(overrides: Mapping[str, Any], where: str = "") -> dict[str, Any]:
-    """Parse raw values (a case's table, flag texts) into typed overrides.
+    """Parse the raw values of a file's layer (a case's [run] table, a
+    profile's run table) into typed overrides, with each setting's
+    ``case_rule`` (what a case may not ask: harness.boot.qemurules).
 
     InputError names the key; ``where`` prefixes it (``case.toml: run.``).
     """
@@ -309,6 +326,8 @@ def check(overrides: Mapping[str, Any], where: str = "") -> dict[str, Any]:
             raise InputError(f"{where}{k}: unknown setting (known: {', '.join(SETTINGS)})")
         try:
             out[k] = s.parse(v)
+            if s.case_rule is not None:
+                out[k] = s.case_rule(out[k])
         except InputError as e:
             raise InputError(f"{where}{k}: {e.message}") from None
     return out
