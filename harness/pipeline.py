@@ -282,6 +282,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     failure (the FloodRun says what happened).
     """
     f, run_dir = job.flood, job.run_dir
+    check_combinations(f)
     cfg = initramfs.RunConfig(modules=("uvcvideo",), workload="agent", agent_args=agent_args(f),
                               fail_nth_driver="uvcvideo" if f.fail_nth else "",
                               fail_nth_paths=f.fail_nth or FAIL_NTH_PATHS,
@@ -291,9 +292,6 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
     if f.devices or hosts:
         # profiles and host devices instead of the built-in cameras, and a
         # workload that holds their drivers' nodes open (harness.devices.usbdevices)
-        if f.fail_nth:
-            raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device "
-                                    "or --usb-host")
         binary = camera.build_fake_device()
         profs = [usbdevices.load(d, binary) for d in f.devices]
         profs += [usbdevices.from_host(h) for h in hosts]
@@ -304,13 +302,8 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
                                   workload_cmd=usbdevices.guest_script(profs, f.duration,
                                                                        f.capture),
                                   tools=tools)
-    if f.capture and not f.devices:
-        raise errors.InputError("--capture reads back the --device profiles: give --device")
     extra_time = 0.0
     if f.fail_nth:
-        if f.hotplug:
-            raise errors.InputError("--fail-nth and --hotplug both take the camera away from "
-                                    "uvcvideo: give one")
         check_fail_nth(job.build.artifacts)
         extra_time = FAIL_NTH_STEP_S * f.fail_nth_max * len(f.fail_nth)
     # the fake devices flood for the run, counted from their first start;
@@ -510,20 +503,41 @@ class RunRequest:
     run_dir: Path | None = None
 
 
-def check_devices(f: FloodSettings) -> None:
-    """What a flood attaches, checked before any build: each host device is
-    there and ours to open, each profile a file (fake-uvc checks its
-    content when it serves it)."""
+def check_combinations(f: FloodSettings) -> None:
+    """The settings that do not go together (InputError): flood_once's first
+    step, and check_before_build's."""
+    if f.capture and not f.devices:
+        raise errors.InputError("--capture reads back the --device profiles: give --device")
+    if f.fail_nth and (f.devices or f.usb_host):
+        raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device "
+                                "or --usb-host")
+    if f.fail_nth and f.hotplug:
+        raise errors.InputError("--fail-nth and --hotplug both take the camera away from "
+                                "uvcvideo: give one")
+
+
+def check_before_build(f: FloodSettings) -> None:
+    """A flood's settings, checked before any build (a late refusal costs a
+    build of minutes): what it attaches (each host device there and ours to
+    open, each profile a file: fake-uvc checks its content when it serves
+    it; how many fit a boot), the combinations flood_once refuses, and the
+    agent's command line by the agent's own parser."""
+    camera.check_count(0 if f.devices or f.usb_host else f.cameras, len(f.devices),
+                       len(f.usb_host))
+    check_combinations(f)
     for s in f.usb_host:
         usbhost.find(s)
     for d in f.devices:
         usbdevices.resolve(d)
+    if not (f.devices or f.usb_host):
+        initramfs.check_agent_args(agent_args(f), "--agent-args" if f.agent_args else
+                                   "the agent's arguments")
 
 
 def run_flood(req: RunRequest, progress: Progress, on_output=None) -> FloodRun:
     """Build, flood once; raise what failed (a camera, the guest, the agent) with the payload."""
     t = target(req.variant)
-    check_devices(req.flood)
+    check_before_build(req.flood)
     if req.flood.devices or req.flood.usb_host:
         # the drivers of the profiles' USB classes, and usbmon
         t = replace(t, frags=t.frags + (fragments.parse_fragment(usbdevices.FRAGMENT),))

@@ -115,6 +115,33 @@ def build_agent() -> Path | None:
     return agent
 
 
+# the guest's init runs `dmaharness-agent $AGENT_ARGS`: busybox sh splits the
+# words on white space and expands globs, it removes no quote
+_AGENT_ARG_CHARS = "*?[]'\"\\$`"
+
+
+def check_agent_args(args: str, what: str = "agent_args") -> None:
+    """A run's agent command line, checked on the host by the agent's own
+    parser (``dmaharness-agent --check``: nothing runs, nothing is written)
+    before any kernel is built; InputError with the agent's reason."""
+    bad = sorted({c for c in args if c in _AGENT_ARG_CHARS or (ord(c) < 32 and c not in " \t")})
+    if bad:
+        raise InputError(f"{what} {args[:200]!r}: {' '.join(map(repr, bad))} not allowed (the "
+                         "guest's shell splits the agent's arguments on spaces and removes "
+                         "no quote)")
+    agent = build_agent()
+    if agent is None:
+        return
+    try:
+        r = subprocess.run([str(agent), "--check", *args.split()], capture_output=True,
+                           text=True, errors="replace", timeout=30)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise EnvError(f"cannot run {agent} --check: {e}", path=str(agent)) from None
+    if r.returncode != 0:
+        why = r.stderr.strip().removeprefix("dmaharness-agent: ") or f"exit {r.returncode}"
+        raise InputError(f"{what}: the guest agent refuses {args[:200]!r}: {why[:300]}")
+
+
 def guest_tools(cfg: RunConfig) -> Path | None:
     """The agent to pass to base_archive() for this run: built when the run
     needs a guest tool (the agent workload, fail-nth), else None."""

@@ -22,8 +22,8 @@ from ..kernel import kbuild, series
 from ..boot import initramfs, settings
 from ..boot.settings import BootSettings, FloodSettings
 from ..reports import engine
-from ..pipeline import (FloodJob, check_devices, FloodRun, RunRequest, VariantSpec, build,
-                        flood_once, new_run_dir, run_parallel, target, with_profile)
+from ..pipeline import (FloodJob, check_before_build, FloodRun, RunRequest, VariantSpec,
+                        build, flood_once, new_run_dir, run_parallel, target, with_profile)
 from . import bisect, pointing
 from .case import load_case
 
@@ -118,6 +118,7 @@ def bisect_run_job(req: RunRequest, signature: str, progress: Progress) -> dict:
     patch that does not apply is a failed run ("build: ..."), as FloodRunner
     makes it.  Only a missing tool or a bad series is raised: the job failed."""
     matcher = bisect.Matcher(signature)
+    check_before_build(req.flood)            # a bad setting is no run's outcome
     t = target(req.variant)
     key = kbuild.variant_key(t.variant())
     try:
@@ -177,7 +178,7 @@ def run_bisect(req: BisectRequest, progress: Progress) -> BisectOutput:
     good = 0 if req.good is None else req.good
     bad = len(user) if req.bad is None else req.bad
     boot_, flood = flood_settings(req.case, req.flags)
-    check_devices(flood)                # before any build
+    check_before_build(flood)                # before any build
     policy = req.policy
     bisect.check(len(user), good, bad, policy)      # before any folder is made
 
@@ -267,7 +268,7 @@ def test_commit(req: CommitRequest, progress: Progress, payload: dict, note) -> 
     payload.update({"tree": str(co.path), "commit": co.commit, "dirty": bool(co.dirty),
                     "kernel_version": co.version})
     boot_, flood = flood_settings(req.case, req.flags)
-    check_devices(flood)                # before any build
+    check_before_build(flood)                # before any build
     variant = t.variant()
     payload["key"] = kbuild.variant_key(variant)
     try:

@@ -21,8 +21,8 @@ from ..devices import agentresult
 from ..boot import settings
 from ..reports import engine
 from ..reports.engine import Report
-from ..pipeline import (FloodJob, check_devices, ran, Target, VariantSpec, flood_once, new_run_dir,
-                        run_parallel, target, with_profile)
+from ..pipeline import (FloodJob, check_before_build, ran, Target, VariantSpec, flood_once,
+                        new_run_dir, run_parallel, target, with_profile)
 from . import casedevices, diff, enrich
 from .case import CAMERA_SETTINGS, Case, load_case
 
@@ -116,7 +116,7 @@ def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any],
         raise errors.InputError(f"case {case.folder} is for linux {ver}, not {where}")
     boot_, flood = settings.resolve(case.run, flags)
     if cd is None:
-        check_devices(flood)                # before any build
+        check_before_build(flood)                # before any build
     return case, t, spec, boot_, flood, cd
 
 

@@ -95,15 +95,27 @@ class Camera:
                            "suppress-remote-wake=off"]
 
 
+# usb-redir devices a boot may have: the guest agent drives at most 8 cameras
+# (harness/guest/options.h MAX_CAMERAS), and QEMU's xhci has 8 ports a speed
+MAX_USB_DEVICES = 8
+
+
+def check_count(cameras: int, profiles: int, hosts: int) -> None:
+    """InputError unless the cameras, profile devices and host devices fit a boot
+    (checked before any build, and again when they start)."""
+    if not (0 if profiles or hosts else 1) <= cameras <= MAX_USB_DEVICES:
+        raise InputError(f"--cameras {cameras}: between 1 and {MAX_USB_DEVICES} (the guest "
+                         "agent's limit)")
+    if cameras + profiles + hosts > MAX_USB_DEVICES:
+        raise InputError(f"{cameras} camera(s), {profiles} --device and {hosts} --usb-host: "
+                         f"at most {MAX_USB_DEVICES} USB devices in all")
+
+
 class Cameras:
     """N fake-uvc processes; a context manager that always stops them."""
 
     def __init__(self, n: int, spec: CameraSpec, run_dir: Path):
-        if not (0 if spec.profiles or spec.hosts else 1) <= n <= 8:
-            raise InputError(f"--cameras {n}: between 1 and 8 (the guest agent's limit)")
-        if n + len(spec.profiles) + len(spec.hosts) > 8:
-            raise InputError(f"{n} camera(s), {len(spec.profiles)} --device and "
-                             f"{len(spec.hosts)} --usb-host: at most 8 USB devices in all")
+        check_count(n, len(spec.profiles), len(spec.hosts))
         self.n, self.spec, self.run_dir = n, spec, run_dir
         self.cams: list[Camera] = []
         self.sock_dir: Path | None = None

@@ -17,7 +17,8 @@
  * coming back, and prints one line `DMAHARNESS-AGENT {json}` at the end.
  *
  * Source layout, one concern a file (each with its header):
- *   main.c      this: the command line, the phases in order, the exit code
+ *   main.c      this: the command line (--check: only that), the phases in
+ *               order, the exit code
  *   options.c   options, --help text, argument parsing
  *   state.h     the state's types: struct agent, struct camera
  *   protocol.h  the name, output line prefixes, JSON version, exit codes
@@ -65,7 +66,20 @@ int main(int argc, char **argv)
 		return EXIT_AGENT_RUNTIME;
 	}
 	agent_init(a);
-	if (parse_args(argc, argv, &a->opt, err, sizeof(err)) < 0) {
+	code = parse_args(argc, argv, &a->opt, err, sizeof(err));
+	if (a->opt.check) {
+		/* --check: nothing is run or written (not even --output) */
+		if (code == 0 && a->opt.help) {
+			snprintf(err, sizeof(err),
+				 "--help ends the agent before its run");
+			code = -1;
+		}
+		if (code < 0)
+			fprintf(stderr, AGENT_NAME ": %s\n", err);
+		free(a);
+		return code < 0 ? EXIT_AGENT_USAGE : EXIT_AGENT_OK;
+	}
+	if (code < 0) {
 		a->opt.ndevices = 0;	/* may be partly filled */
 		fprintf(stderr, AGENT_NAME ": %s\n", err);
 		snprintf(a->error, sizeof(a->error), "usage: %s", err);

@@ -76,6 +76,10 @@ const char usage_text[] =
 "  --live              print `" AGENT_TICK_PREFIX "{json}` to stderr every second\n"
 "  --output PATH       also write the result line to PATH (e.g. a virtio\n"
 "                      console, away from kernel messages on the serial console)\n"
+"  --check             check the command line and exit: 0 when it is good,\n"
+"                      64 with the reason on stderr otherwise; nothing runs\n"
+"                      and nothing is written (the host checks a run's\n"
+"                      arguments so before it builds a kernel)\n"
 "  -h, --help          show this help and exit\n"
 "\n"
 "Cameras are found by VIDIOC_QUERYCAP: driver \"uvcvideo\" with the\n"
@@ -191,7 +195,8 @@ int parse_args(int argc, char **argv, struct options *o,
 		flag = strcmp(name, "--series") == 0 ||
 		       strcmp(name, "--live") == 0 ||
 		       strcmp(name, "--initial") == 0 ||
-		       strcmp(name, "--set-async") == 0;
+		       strcmp(name, "--set-async") == 0 ||
+		       strcmp(name, "--check") == 0;
 		if (flag) {
 			if (val) {
 				snprintf(err, errlen, "%s takes no value", name);
@@ -203,6 +208,8 @@ int parse_args(int argc, char **argv, struct options *o,
 				o->live = true;
 			else if (strcmp(name, "--initial") == 0)
 				o->initial = true;
+			else if (strcmp(name, "--check") == 0)
+				o->check = true;
 			else
 				o->set_async = true;
 			continue;

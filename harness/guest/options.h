@@ -39,6 +39,7 @@ struct options {
 	bool live;
 	bool initial;
 	bool set_async;		/* --set-async */
+	bool check;		/* --check: parse only, run nothing */
 	bool help;
 };
 

@@ -251,8 +251,45 @@ static void test_cli_sigterm(struct tctx *t)
 	free(r);
 }
 
+/* --check: the verdict on a command line, and nothing run or written */
+static void test_cli_check(struct tctx *t)
+{
+	static const char *const good[] = { "--check", "--duration", "20s",
+					    "--cameras", "2", "--set-async",
+					    "--output", "/nonexistent/never-written",
+					    NULL };
+	static const char *const bad[] = { "--check", "--output",
+					   "dmaharness-check-never-written",
+					   "--cameras", "9", NULL };
+	static const char *const help[] = { "--check", "--help", NULL };
+	static const struct {
+		const char *const *args;
+		int status;
+	} cases[] = {
+		{ good, 0 },
+		{ bad, EXIT_AGENT_USAGE },
+		{ help, EXIT_AGENT_USAGE },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cli_run *r = calloc(1, sizeof(*r));
+
+		if (!r || !run_binary(t->agent, cases[i].args, 0, r)) {
+			t->checks_failed++;
+			free(r);
+			return;
+		}
+		CHECK(t, r->status == cases[i].status);
+		CHECK(t, r->out[0] == '\0');	/* no result line, no help */
+		CHECK(t, r->secs < 5.0);
+		free(r);
+	}
+	CHECK(t, access("dmaharness-check-never-written", F_OK) != 0);
+}
+
 TEST_LIST(cli_tests,
 	{ "cli_help", test_cli_help, true },
+	{ "cli_check", test_cli_check, true },
 	{ "cli_usage_error", test_cli_usage_error, true },
 	{ "cli_no_camera", test_cli_no_camera, true },
 	{ "cli_not_v4l2", test_cli_not_v4l2, true },
