@@ -24,6 +24,7 @@ missing or failed, by id and command; it never drops one silently.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -42,7 +43,7 @@ from ..devices import catalogue
 from ..reports import engine
 from ..checks import bisect, caserun, diff, sweep, sweeptable, usbsweep
 from ..checks.case import Case, load_case
-from . import remote, slurm
+from . import folder as cfolder, remote, slurm
 
 CAMPAIGN_VERSION = 1
 KINDS = ("case", "bisect", "sweep")
@@ -50,6 +51,10 @@ CAMPAIGN_FILE = "campaign.json"
 JOBS_FILE = "jobs.txt"
 JOBLOG = "joblog"
 TERMSEQ = remote.TERMSEQ
+MAX_RUNS = 1000                 # runs per variant a plan makes
+MAX_JOBS = 100_000              # jobs a campaign.json may hold
+CAMPAIGN_MAX = 64 << 20         # bytes of campaign.json, of joblog
+RESULT_MAX = 256 << 20          # bytes of a job's result (its console whole)
 
 
 @dataclass(frozen=True)
@@ -93,8 +98,8 @@ class CasePlan:
     extra: tuple[str, ...] = ()     # more `run` arguments for every job (--kernel, --duration ...)
 
 
-def _write_json(path: Path, data: Any) -> None:
-    jsonout.write_text(path, json.dumps(data, indent=1) + "\n")
+def _write_json(folder: Path, rel: str, data: Any) -> None:
+    cfolder.write_text(folder, rel, json.dumps(data, indent=1) + "\n")
 
 
 def _copy_case(case: Case, dest: Path) -> None:
@@ -113,16 +118,16 @@ def _copy_case(case: Case, dest: Path) -> None:
 
 
 def plan_case(p: CasePlan) -> Campaign:
+    if not 1 <= p.runs <= MAX_RUNS:
+        raise InputError(f"--runs {p.runs}: 1 to {MAX_RUNS} runs per variant")
     case = load_case(p.case)
-    if p.runs < 1:
-        raise InputError(f"--runs {p.runs}: at least 1")
-    folder = p.folder
-    if folder.exists() and any(folder.iterdir()):
-        raise InputError(f"{folder} is not empty: a campaign gets a folder of its own",
-                         path=str(folder))
-    folder.mkdir(parents=True, exist_ok=True)
+    with cfolder.planned(p.folder) as folder:
+        c = _plan_case(p, case, folder)
+    return Campaign(p.folder, c.kind, c.jobs, c.about)
+
+
+def _plan_case(p: CasePlan, case: Case, folder: Path) -> Campaign:
     _copy_case(case, folder / "case")
-    (folder / "results").mkdir()
     extra = list(p.extra)
     # a case of the checkout is named by its path there (every worker has
     # the checkout): its variants are the ones run --case builds, whose
@@ -146,8 +151,7 @@ def plan_case(p: CasePlan) -> Campaign:
                   "variants": [v.name for v in [case.before] + case.afters],
                   "source": str(case.folder), "job_case": where, "extra": extra,
                   "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-    _write_json(folder / CAMPAIGN_FILE, c.to_json())
-    jsonout.write_text(folder / JOBS_FILE, "".join(j.line() + "\n" for j in jobs))
+    _save(c)
     return c
 
 
@@ -166,12 +170,11 @@ class BisectPlan:
     extra: tuple[str, ...] = ()
 
 
-def _new_folder(folder: Path) -> None:
-    if folder.exists() and any(folder.iterdir()):
-        raise InputError(f"{folder} is not empty: a campaign gets a folder of its own",
-                         path=str(folder))
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "results").mkdir()
+def _publish(c: Campaign) -> Campaign:
+    """The planned campaign written whole into its folder, or not at all."""
+    with cfolder.planned(c.folder) as tmp:
+        _save(Campaign(tmp, c.kind, c.jobs, c.about))
+    return c
 
 
 def plan_bisect(p: BisectPlan) -> Campaign:
@@ -191,13 +194,11 @@ def plan_bisect(p: BisectPlan) -> Campaign:
         raise InputError(f"--series {p.series}: a bisection campaign's series must be in "
                          f"this checkout ({paths.REPO}), which every worker gets; copy it "
                          "under patches/ or tests/fixtures/", path=str(p.series)) from None
-    _new_folder(p.folder)
-    c = Campaign(p.folder, "bisect", (),
-                 {"series": where, "patches": [x.name for x in user], "signature": p.signature,
-                  "good": good, "bad": bad, "policy": p.policy.to_json(),
-                  "extra": list(p.extra), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-    _save(c)
-    return c
+    return _publish(Campaign(
+        p.folder, "bisect", (),
+        {"series": where, "patches": [x.name for x in user], "signature": p.signature,
+         "good": good, "bad": bad, "policy": p.policy.to_json(),
+         "extra": list(p.extra), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
 
 
 @dataclass(frozen=True)
@@ -226,17 +227,14 @@ def plan_sweep(p: SweepPlan) -> Campaign:
                              f"be in this checkout ({paths.REPO}), which every worker gets",
                              path=str(p.catalogue)) from None
         extra = ["--catalogue", name] + extra
-    _new_folder(p.folder)
     jobs = []
     for dev in [sweep.BOOT_DEVICE] + [d.name for d in chosen]:
         jid = _job_name(dev)
         res = f"results/{jid}.json"
         jobs.append(Job(jid, ("sweep", "--job", dev, "--json-out", res, "-q", *extra), res))
-    c = Campaign(p.folder, "sweep", tuple(jobs),
-                 {"catalogue": str(cat.path), "devices": [d.name for d in chosen],
-                  "extra": extra, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-    _save(c)
-    return c
+    return _publish(Campaign(p.folder, "sweep", tuple(jobs),
+                             {"catalogue": str(cat.path), "devices": [d.name for d in chosen],
+                              "extra": extra, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
 
 
 def plan_usb_sweep(folder: Path, shares: int, extra: tuple[str, ...]) -> Campaign:
@@ -245,15 +243,13 @@ def plan_usb_sweep(folder: Path, shares: int, extra: tuple[str, ...]) -> Campaig
     puts their drivers together and folds their boots' consoles."""
     if not 1 <= shares <= 1000:
         raise InputError(f"--shares {shares}: 1 to 1000 jobs")
-    _new_folder(folder)
     jobs = [Job(f"usb{k}", ("sweep", "--usb-drivers", "--batch", f"{k}/{shares}", "--parallel",
                             "1", "--json-out", f"results/usb{k}.json", "-q", *extra),
                 f"results/usb{k}.json") for k in range(1, shares + 1)]
-    c = Campaign(folder, "sweep", tuple(jobs),
-                 {"usb_drivers": True, "shares": shares, "devices": [], "extra": list(extra),
-                  "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
-    _save(c)
-    return c
+    return _publish(Campaign(folder, "sweep", tuple(jobs),
+                             {"usb_drivers": True, "shares": shares, "devices": [],
+                              "extra": list(extra),
+                              "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
 
 
 @dataclass
@@ -285,7 +281,7 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
     """The jobs' consoles written under DIR/consoles, folded into sites; the
     layouts when this machine has the sweep kernel's artifacts."""
     cons = c.folder / "consoles"
-    cons.mkdir(exist_ok=True)
+    cfolder.mkdir(c.folder, "consoles")
     runs, keys = [], set()
     usb = bool(c.about.get("usb_drivers"))
     drivers: list = []
@@ -296,7 +292,7 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
             drivers += s.result["drivers"]
             for b in s.result["boots"]:
                 console = cons / f"{b['device']}.log"
-                jsonout.write_text(console, b["console_text"])
+                cfolder.write_text(c.folder, f"consoles/{b['device']}.log", b["console_text"])
                 boot_drivers[b["device"]] = b["drivers"]
                 runs.append(sweep.DeviceRun(b["device"], "usb", b["state"], b.get("reason") or "",
                                             None, console, b.get("outcome") or ""))
@@ -306,7 +302,7 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
         console = None
         if s.result.get("console_text"):
             console = cons / f"{s.job.id}.log"
-            jsonout.write_text(console, s.result["console_text"])
+            cfolder.write_text(c.folder, f"consoles/{s.job.id}.log", s.result["console_text"])
         runs.append(sweep.DeviceRun(d["device"], d["class"], d["state"], d.get("reason") or "",
                                     None, console, d.get("outcome") or "",
                                     d.get("workload_status"), d.get("wall_seconds") or 0.0,
@@ -324,8 +320,8 @@ def fold_sweep(c: Campaign, st: list["JobState"]) -> SweepCollected:
 
 
 def _save(c: Campaign) -> None:
-    _write_json(c.folder / CAMPAIGN_FILE, c.to_json())
-    jsonout.write_text(c.folder / JOBS_FILE, "".join(j.line() + "\n" for j in c.jobs))
+    _write_json(c.folder, CAMPAIGN_FILE, c.to_json())
+    cfolder.write_text(c.folder, JOBS_FILE, "".join(j.line() + "\n" for j in c.jobs))
 
 
 def bisect_job(c: Campaign, prefix: int, run: int) -> Job:
@@ -405,9 +401,10 @@ def load(folder: Path) -> Campaign:
     if not folder.is_dir():
         raise InputError(f"{folder} is not a campaign folder (not a folder)", path=str(folder))
     try:
-        data = files.parse_json(files.read_bytes(f, "campaign file"), str(f), f)
+        data = files.parse_json(cfolder.read_bytes(folder, CAMPAIGN_FILE, "campaign file",
+                                                   CAMPAIGN_MAX), str(f), f)
     except InputError as e:
-        if os.path.lexists(f):
+        if cfolder.kind(folder, CAMPAIGN_FILE) != cfolder.MISSING:
             raise
         raise InputError(f"{folder} is not a campaign: it has no {CAMPAIGN_FILE} "
                          "(`dmaharness plan` writes one)", path=str(f)) from e
@@ -438,8 +435,8 @@ def _campaign(folder: Path, data: Any, f: Path) -> Campaign:
             if not paths.is_safe_name(name):
                 raise bad("case_folder/variants", f"{name!r} is not a safe name")
     jobs_data = data.get("jobs")
-    if not isinstance(jobs_data, list):
-        raise bad("jobs", "a list is expected")
+    if not isinstance(jobs_data, list) or len(jobs_data) > MAX_JOBS:
+        raise bad("jobs", f"a list of at most {MAX_JOBS} jobs is expected")
     jobs, seen = [], set()
     for i, j in enumerate(jobs_data):
         where = f"jobs[{i}]"
@@ -484,9 +481,10 @@ class JobState:
     @property
     def seconds(self) -> float:
         try:
-            return float((self.attempt or {}).get("runtime") or 0)
+            x = float((self.attempt or {}).get("runtime") or 0)
         except ValueError:
             return 0.0
+        return x if math.isfinite(x) else 0.0
 
     def to_json(self) -> dict:
         return {"id": self.job.id, "status": self.status, "why": self.why or None,
@@ -505,16 +503,14 @@ def joblog(folder: Path) -> dict[int, dict]:
     which is always parallel's whole input): the last attempt's host,
     runtime, exit and signal."""
     out: dict[int, dict] = {}
-    f = folder / JOBLOG
-    if not f.is_file():
+    if cfolder.kind(folder, JOBLOG) == cfolder.MISSING:
         return out
-    lines = f.read_text(errors="replace").splitlines()
+    lines = cfolder.read_text(folder, JOBLOG, "joblog", CAMPAIGN_MAX).splitlines()
     for ln in lines[1:]:
-        w = ln.split("\t")
-        if len(w) >= 9 and w[0].strip().isdigit():
-            out[int(w[0])] = {"host": _host(w[1]), "start": w[2].strip(),
-                              "runtime": w[3].strip(), "exit": w[6], "signal": w[7],
-                              "command": w[8]}
+        a = slurm.attempt_line(ln)
+        if a is not None:
+            seq = a.pop("seq")
+            out[seq] = {**a, "host": _host(a["host"])}
     return out
 
 
@@ -537,10 +533,9 @@ def tidy_joblog(folder: Path) -> None:
     """Host columns that hold an ssh command ('ssh -p 2222 me@box') become
     the host ('me@box'): GNU parallel (20221122) writes them so but cannot
     read them back for --resume-failed ("Format of 'joblog' is wrong")."""
-    f = folder / JOBLOG
-    if not f.is_file():
+    if cfolder.kind(folder, JOBLOG) == cfolder.MISSING:
         return
-    lines = f.read_text(errors="replace").splitlines(keepends=True)
+    lines = cfolder.read_text(folder, JOBLOG, "joblog", CAMPAIGN_MAX).splitlines(keepends=True)
     out, changed = lines[:1], False
     for ln in lines[1:]:
         w = ln.split("\t")
@@ -549,9 +544,7 @@ def tidy_joblog(folder: Path) -> None:
             ln, changed = "\t".join(w), True
         out.append(ln)
     if changed:
-        tmp = f.with_name(f.name + ".tmp")
-        tmp.write_text("".join(out))
-        os.replace(tmp, f)
+        cfolder.write_text(folder, JOBLOG, "".join(out))
 
 
 def _why_missing(a: dict | None) -> str:
@@ -578,17 +571,18 @@ def _job_of(command: str) -> str | None:
 
 def states(c: Campaign) -> list[JobState]:
     log = attempts(c.folder)
+    cfolder.require(c.folder, "results", cfolder.DIR, "the results folder")
     out = []
     for seq, j in enumerate(c.jobs, 1):
         f = c.folder / j.result
         attempt = log.get(seq)
         if attempt is not None and _job_of(attempt.get("command", "")) != j.id:
             attempt = None      # another job list's line (an older jobs.txt): not this job's
-        if not os.path.lexists(f):
+        if cfolder.kind(c.folder, j.result) == cfolder.MISSING:
             out.append(JobState(j, "missing", _why_missing(attempt), None, attempt))
             continue
         try:
-            data = files.read_json(f, "result")
+            data = cfolder.read_json(c.folder, j.result, "result", RESULT_MAX)
         except InputError as e:
             out.append(JobState(j, "failed", e.message, None, attempt))
             continue
@@ -712,6 +706,9 @@ def collect(folder: Path) -> Collected:
         return Collected(c, st, None, fold_sweep(c, st) if done else None)
     outcome = None
     if not any(s.status != "done" for s in st):
+        cfolder.require(folder, c.about["case_folder"], cfolder.DIR, "the case", False)
+        cfolder.require(folder, f"{c.about['case_folder']}/case.toml", cfolder.FILE, "the case",
+                        False)
         case = load_case(folder / c.about["case_folder"])
         runs: dict[str, list] = {name: [] for name in c.about["variants"]}
         for s in sorted(st, key=lambda s: (s.result["job"]["variant"], s.result["job"]["run"])):
@@ -759,8 +756,20 @@ def pending(c: Campaign) -> list[Job]:
     """The jobs without a good result; jobs.txt is written anew from
     campaign.json first, so that a job's line number (GNU parallel's Seq,
     Slurm's task id) is its place in campaign.json, whatever jobs.txt held."""
+    check_folder(c)
     _save(c)
     return [s.job for s in states(c) if s.status != "done"]
+
+
+def check_folder(c: Campaign) -> None:
+    """Before an engine runs jobs that write into the folder (results, GNU
+    parallel's joblog, Slurm's and ssh's files): each a real folder or a
+    regular file of the folder, or none yet; never a link, whose target
+    they would write."""
+    cfolder.mkdir(c.folder, "results", "the results folder")
+    cfolder.require(c.folder, JOBLOG, cfolder.FILE, "joblog")
+    for d in (slurm.SLURM_DIR, remote.SSH_DIR, "consoles"):
+        cfolder.require(c.folder, d, cfolder.DIR, "folder")
 
 
 def run_local(c: Campaign, jobs: int, progress, pin: bool = False) -> int:
@@ -827,20 +836,21 @@ def run_slurm(c: Campaign, partition: str | None, sbatch_args: list[str], progre
     """Submit the pending jobs as one Slurm array (the campaign folder and
     this checkout must be at the same path on every node), then follow it
     until no task is left unless not `wait`; the array's id and size."""
+    check_folder(c)
     _save(c)
     todo = [seq for seq, s in enumerate(states(c), 1) if s.status != "done"]
     if not todo:
         progress.note(f"[campaign] every job of {c.folder} has its result")
         return {"slurm_job": None, "submitted": 0}
     last = c.folder / SLURM_JOB
-    if last.is_file():
-        prev = last.read_text().strip()
-        if prev and slurm.queue(prev):
+    if cfolder.kind(c.folder, SLURM_JOB) != cfolder.MISSING:
+        prev = cfolder.read_text(c.folder, SLURM_JOB, "Slurm job file", 4096).strip()
+        if prev and re.fullmatch(r"[0-9A-Za-z_.;-]{1,80}", prev) and slurm.queue(prev):
             raise InputError(f"Slurm job {prev} of this campaign still has tasks queued or "
                              f"running: wait for it (`dmaharness collect {c.folder}` shows what "
                              f"is back) or cancel it (scancel {prev})", path=str(last))
     job = slurm.submit(c.folder, todo, partition or None, paths.REPO, sbatch_args)
-    jsonout.write_text(last, job + "\n")
+    cfolder.write_text(c.folder, SLURM_JOB, job + "\n")
     progress.note(f"[campaign] {len(todo)} of {len(c.jobs)} jobs submitted to Slurm as array "
                   f"job {job}" + (f" (partition {partition})" if partition else "")
                   + f"; task output in {c.folder / 'slurm'}")

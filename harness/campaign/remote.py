@@ -38,6 +38,7 @@ from typing import Sequence
 
 from .. import errors, files, paths
 from ..errors import EnvError, InputError
+from . import folder as cfolder
 
 DEFAULT_REMOTE_DIR = ".cache/dmaharness/remote"
 SSH_DIR = "ssh"                      # in the campaign folder: the sshloginfile, the job table
@@ -261,20 +262,17 @@ def prepare(hosts: list[Host], lay: Layout, folder: Path, progress,
 
 def job_table(folder: Path, jobs) -> Path:
     """jobs.txt as two tab-separated columns, id and command: --return needs the id."""
-    d = folder / SSH_DIR
-    d.mkdir(exist_ok=True)
-    f = d / "jobs.tsv"
+    f = folder / SSH_DIR / "jobs.tsv"
     lines = []
     for j in jobs:      # ids are safe names, lines `dmaharness job ID`: no tab, no newline
         lines.append(f"{j.id}\t{j.line()}\n")
-    f.write_text("".join(lines))
+    cfolder.write_text(folder, f"{SSH_DIR}/jobs.tsv", "".join(lines))
     return f
 
 
 def login_file(folder: Path, hosts: list[Host]) -> Path:
     f = folder / SSH_DIR / "sshloginfile"
-    f.parent.mkdir(exist_ok=True)
-    f.write_text("".join(h.login + "\n" for h in hosts))
+    cfolder.write_text(folder, f"{SSH_DIR}/sshloginfile", "".join(h.login + "\n" for h in hosts))
     return f
 
 

@@ -27,6 +27,7 @@ campaign.joblog() gives.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
@@ -38,6 +39,7 @@ from typing import Iterable
 
 from .. import errors
 from ..progress import fmt_duration
+from . import folder as cfolder
 
 SLURM_DIR = "slurm"                 # in the campaign folder: the script, attempts, outputs
 SCRIPT = "array.sh"
@@ -143,11 +145,7 @@ def submit(folder: Path, seqs: list[int], partition: str | None, repo: Path,
     seqs = sorted(set(seqs))
     if not seqs:
         raise errors.InputError("slurm: no job to submit")
-    try:
-        lines = (folder / JOBS_FILE).read_text().splitlines()
-    except OSError as e:
-        raise errors.InputError(f"{folder} has no readable {JOBS_FILE} ({e.strerror})",
-                                path=str(folder / JOBS_FILE)) from None
+    lines = cfolder.read_text(folder, JOBS_FILE, "job list", 64 << 20).splitlines()
     bad = [s for s in seqs if not 1 <= s <= len(lines) or not lines[s - 1].strip()]
     if bad:
         raise errors.InputError(f"slurm: {JOBS_FILE} of {folder} has {len(lines)} lines; "
@@ -156,13 +154,9 @@ def submit(folder: Path, seqs: list[int], partition: str | None, repo: Path,
     if not sbatch:
         raise errors.EnvError("sbatch is not on PATH: --slurm needs Slurm's client commands "
                               "(Debian's slurm-client) and a cluster they reach")
-    d = folder / SLURM_DIR
-    d.mkdir(exist_ok=True)
-    script = d / SCRIPT
-    tmp = d / (SCRIPT + ".tmp")
-    tmp.write_text(array_script(folder, repo))
-    tmp.chmod(0o755)
-    os.replace(tmp, script)
+    cfolder.mkdir(folder, SLURM_DIR)        # a real folder: the tasks' output goes there
+    cfolder.write_text(folder, f"{SLURM_DIR}/{SCRIPT}", array_script(folder, repo), mode=0o755)
+    script = folder / SLURM_DIR / SCRIPT
     cmd = [sbatch, "--parsable", f"--array={array_ranges(seqs)}",
            f"--job-name=dmaharness-{folder.name}",
            f"--output={_sbatch_path(folder / SLURM_DIR)}/%A_%a.out",
@@ -302,18 +296,43 @@ def attempts(folder: Path) -> dict[int, dict]:
     """The tasks' attempt files, by Seq, as campaign.joblog() gives them:
     {"host", "start", "runtime", "exit", "signal", "command"}."""
     out: dict[int, dict] = {}
-    d = Path(folder) / SLURM_DIR
-    if not d.is_dir():
-        return out
-    for f in d.iterdir():
-        if not (f.name.startswith(ATTEMPT) and f.name[len(ATTEMPT):].isdigit()):
-            continue
-        try:
-            ln = f.read_text(errors="replace").split("\n", 1)[0]
-        except OSError:
-            continue
-        w = ln.split("\t")
-        if len(w) >= 9 and w[0].strip().isdigit():
-            out[int(w[0])] = {"host": w[1], "start": w[2].strip(), "runtime": w[3].strip(),
-                              "exit": w[6], "signal": w[7], "command": "\t".join(w[8:])}
+    names = [n for n in cfolder.listdir(folder, SLURM_DIR)
+             if re.fullmatch(re.escape(ATTEMPT) + r"[0-9]{1,9}", n)]
+    for name in names[:1_000_000]:
+        ln = cfolder.read_text(folder, f"{SLURM_DIR}/{name}", "Slurm attempt file",
+                               MAX_LINE).split("\n", 1)[0]
+        a = attempt_line(ln)
+        if a is not None:
+            out[a.pop("seq")] = a
     return out
+
+
+MAX_LINE = 1 << 16          # a joblog line or an attempt file longer than this is garbage
+_NUMBER = re.compile(r"-?[0-9]{1,12}")
+_HOST = re.compile(r"[A-Za-z0-9@._:%\[\]/ -]{0,255}")
+
+
+def _seconds(text: str) -> str:
+    """A time (epoch seconds, a runtime) as the line has it, when it is one."""
+    try:
+        x = float(text)
+    except ValueError:
+        return ""
+    return text.strip() if math.isfinite(x) and 0 <= x < 1e11 else ""
+
+
+def attempt_line(ln: str) -> dict | None:
+    """A line of GNU parallel's joblog or of a task's attempt file (Seq,
+    Host, Starttime, JobRuntime, Send, Receive, Exitval, Signal, Command),
+    each field checked: {"seq", "host", "start", "runtime", "exit", "signal",
+    "command"}, or None for a line that is not one (a header, garbage)."""
+    if len(ln) > MAX_LINE:
+        return None
+    w = ln.split("\t")
+    if len(w) < 9 or not re.fullmatch(r"[0-9]{1,9}", w[0].strip()) or int(w[0]) < 1:
+        return None
+    return {"seq": int(w[0]), "host": w[1] if _HOST.fullmatch(w[1]) else "?",
+            "start": _seconds(w[2]), "runtime": _seconds(w[3]),
+            "exit": w[6] if _NUMBER.fullmatch(w[6]) else "?",
+            "signal": w[7] if _NUMBER.fullmatch(w[7]) else "?",
+            "command": "\t".join(w[8:])}
