@@ -246,7 +246,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("memory", "boot", _positive(int, 1 << 20), "guest memory in MiB"),
     Setting("smp", "boot", _positive(int, 256), "guest CPUs"),
     Setting("append", "boot", _string, "extra kernel command line"),
-    Setting("qemu_opts", "boot", _words, "more QEMU options, split like a shell would",
+    Setting("qemu_opts", "boot", _words, "more QEMU options, split like a shell would "
+            "(yours are free; a case's or a campaign job's may set only "
+            + qemurules.allowed() + ": harness/boot/qemurules.py)",
             case_rule=qemurules.check),
     Setting("insn_profile", "boot", _flag, "count guest instructions per kernel function",
             in_case=False),

@@ -8,9 +8,15 @@ huge numbers, and files made for the run: binary, invalid UTF-8,
 NUL-bearing, empty, deeply nested JSON, a folder where a file is
 expected and the reverse, a FIFO, symbolic links (to /etc/passwd, in a
 loop), and case folders, campaigns, series and catalogues broken in one
-place each.  For each input it asserts:
+place each: cases asking QEMU for host files or the agent for a bad
+argument, campaign folders whose job arguments write elsewhere, whose
+results/, consoles/ or joblog are links or FIFOs, whose results hold
+counts like 1e400 and titles with terminal escapes; `job` runs inside
+them, as an engine runs it.  For each input it asserts:
 
 * the exit code is one the README documents, and never 70 (our bug);
+  an abbreviation of --json is a usage error (2); a case asking QEMU
+  for a host file never reaches the build (stubbed: exit 5);
 * no traceback on stderr;
 * with --json, stdout is exactly one JSON object;
 * nothing is written outside the temporary cache, working and output
@@ -105,6 +111,14 @@ class Inputs:
             "bad-regex": good.replace("[expect]", "[expect]\n# x\n", 1).replace(
                 "fixed = [", 'fixed = ["(((", ', 1),
             "types": good.replace('name = "uvc-status-buffer"', "name = 5"),
+            # QEMU options that name host files and programs: refused at load (#40)
+            "qemu-pidfile": good.replace("[run]", f'[run]\nqemu_opts = "-pidfile /tmp/{MARK}-pid"', 1),
+            "qemu-chardev": good.replace("[run]", '[run]\nqemu_opts = ["-chardev", '
+                                         f'"file,id=x,path=/tmp/{MARK}-chr"]', 1),
+            "qemu-script": good.replace("[run]", '[run]\nqemu_opts = "-netdev '
+                                        f'tap,id=n,script=/tmp/{MARK}.sh"', 1),
+            "qemu-disk": good.replace("[run]", f'[run]\nqemu_opts = "/tmp/{MARK}-disk"', 1),
+            "agent-bad": good.replace("[run]", '[run]\nagent_args = "--cameras 9"', 1),
         }
         for name, text in broken.items():
             cd = d / f"case-{name}"
@@ -128,7 +142,11 @@ class Inputs:
         # campaigns: none, a good one, a broken one
         self.campaigns = []
         for name, mutate in (("good", None), ("list", "[]"), ("escape-id", "id"),
-                             ("binary", b"\xff\x00")):
+                             ("binary", b"\xff\x00"), ("json-out", "json-out"),
+                             ("extra-out", "extra-out"), ("link-results", "link-results"),
+                             ("link-joblog", "link-joblog"), ("fifo-joblog", "fifo-joblog"),
+                             ("link-consoles", "link-consoles"), ("fifo-file", "fifo-file"),
+                             ("fifo-result", "fifo-result"), ("huge-count", "huge-count")):
             cdir = d / f"camp-{name}"
             with contextlib.redirect_stdout(io.StringIO()), \
                     contextlib.redirect_stderr(io.StringIO()):
@@ -140,6 +158,36 @@ class Inputs:
                 data = json.loads(f.read_text())
                 data["jobs"][0]["id"] = f"../../../{MARK}"
                 f.write_text(json.dumps(data))
+            elif mutate in ("json-out", "extra-out"):
+                # a job that writes where its author says (#40)
+                data = json.loads(f.read_text())
+                for j in data["jobs"]:
+                    j["argv"] = (j["argv"] + ["--json-out", f"/tmp/{MARK}-json-out.json"]
+                                 if mutate == "json-out" else
+                                 j["argv"] + ["--run-dir", f"/tmp/{MARK}-run-dir"])
+                f.write_text(json.dumps(data))
+            elif mutate == "link-results":
+                shutil.rmtree(cdir / "results")
+                (cdir / "results").symlink_to(d / "a-folder")
+            elif mutate == "link-joblog":
+                (cdir / "joblog").symlink_to(base / f"{MARK}-joblog")
+            elif mutate == "fifo-joblog":
+                os.mkfifo(cdir / "joblog")
+            elif mutate == "link-consoles":
+                (cdir / "consoles").symlink_to(d / "a-folder")
+            elif mutate == "fifo-file":
+                f.unlink()
+                os.mkfifo(f)
+            elif mutate == "fifo-result":
+                data = json.loads(f.read_text())
+                os.mkfifo(cdir / data["jobs"][0]["result"])
+            elif mutate == "huge-count":
+                data = json.loads(f.read_text())
+                for j in data["jobs"]:
+                    (cdir / j["result"]).write_text(
+                        '{"ok": true, "job": {"variant": "x", "run": 1e400}, '
+                        '"signatures": [{"title": "\\u001b[2J\\u001b]0;pwned\\u0007", '
+                        '"kind": "BUG", "count": 1e400}], "runs": 1e400}')
             elif mutate:
                 f.write_text(mutate)
             self.campaigns.append(cdir)
@@ -185,12 +233,13 @@ class Grammar:
                   "--usb-host"],
         "out": ["--json-out"],
     }
-    FLAGS = ["--json", "-q", "--force", "--no-detector", "--insn-profile", "--console",
+    FLAGS = ["--json", "--js", "--jso", "-q", "--force", "--no-detector", "--insn-profile", "--console",
              "--capture", "--fresh", "--list", "--dry-run", "--no-wait", "--pin",
              "--no-prepare"]
 
     def argv(self) -> list[str]:
         r = self.r
+        self.cwd: Path | None = None            # where the command runs, when not work/
         cmd = r.choice(["build", "boot", "kunit", "run", "run-case", "bisect", "sweep",
                         "plan", "collect", "campaign", "cache", "profiles", "reports", "diff",
                         "bisect-run", "job", "site-report"])
@@ -204,6 +253,13 @@ class Grammar:
                     + (["--json"] if r.random() < 0.6 else [])
                     + (["--case", self.path()] if r.random() < 0.3 else []))
         if cmd == "job":
+            # a job line as an engine runs it: in a campaign folder, maybe a hostile one
+            if r.random() < 0.7:
+                camp = r.choice(self.i.campaigns)
+                self.cwd = camp
+                ids = [f"{v}-{n}" for v in ("before", "after", "fix") for n in (1, 2)]
+                return ["job", r.choice(ids + [self.text()])] + \
+                    (["--json"] if r.random() < 0.3 else [])
             return ["job", self.text()]
         if cmd == "site-report":
             return (["site-report", self.path(), r.choice([self.text(), "1", "2"])]
@@ -301,6 +357,8 @@ class Fuzz(unittest.TestCase):
             so = io.StringIO()
             se = tempfile.TemporaryFile("w+", errors="replace")   # a real fd, as a terminal has
             signal.alarm(10)
+            if grammar.cwd is not None:
+                os.chdir(grammar.cwd)
             try:
                 with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
                     try:
@@ -315,6 +373,7 @@ class Fuzz(unittest.TestCase):
                 continue
             finally:
                 signal.alarm(0)
+                os.chdir(work)
             for fd in paths._held:
                 os.close(fd)
             paths._held.clear()
@@ -324,6 +383,15 @@ class Fuzz(unittest.TestCase):
             why = []
             if code not in (BISECT_RUN if argv[0] == "bisect-run" else DOCUMENTED):
                 why.append(f"exit {code}")
+            usage = 129 if argv[0] == "bisect-run" else 2     # git bisect run's stop
+            if any(w in ("--js", "--jso") for w in argv) and "--" not in argv \
+                    and code != usage and argv[0] != "job":
+                why.append(f"an abbreviation of --json taken (exit {code})")
+            if any(f"case-{n}" in w for w in argv for n in ("qemu-", "agent-bad")) and code == 5:
+                why.append("a case asking QEMU for a host file (or the agent for a bad "
+                           "argument) reached the build")
+            if argv[0] in ("collect", "campaign") and "\x1b" in stdout:
+                why.append("a terminal escape of a result printed raw")
             if "Traceback" in err:
                 why.append("traceback: " + err[err.index("Traceback"):][-600:])
             if "--json" in argv and "--" not in argv[:argv.index("--json")] \
