@@ -43,7 +43,7 @@ from ..devices import catalogue
 from ..reports import engine
 from ..checks import bisect, caserun, diff, sweep, sweeptable, usbsweep
 from ..checks.case import Case, load_case
-from . import folder as cfolder, remote, slurm
+from . import folder as cfolder, remote, results, slurm
 
 CAMPAIGN_VERSION = 1
 KINDS = ("case", "bisect", "sweep")
@@ -139,13 +139,8 @@ def _plan_case(p: CasePlan, case: Case, folder: Path) -> Campaign:
         ver = caserun.case_version(case)
         if ver and "--kernel" not in extra and "--tree" not in extra:
             extra = ["--kernel", ver] + extra      # the copy no longer sits in patches/<ver>/
-    jobs = []
-    for v in [case.before] + case.afters:
-        for r in range(1, p.runs + 1):
-            jid = f"{v.name}-{r}"
-            res = f"results/{jid}.json"
-            jobs.append(Job(jid, ("run", "--case", where, "--case-variant", v.name,
-                                  "--case-run", str(r), "--json-out", res, "-q", *extra), res))
+    jobs = [case_job(where, v.name, r, extra)
+            for v in [case.before] + case.afters for r in range(1, p.runs + 1)]
     c = Campaign(folder, "case", tuple(jobs),
                  {"case": case.name, "case_folder": "case", "runs": p.runs,
                   "variants": [v.name for v in [case.before] + case.afters],
@@ -227,11 +222,7 @@ def plan_sweep(p: SweepPlan) -> Campaign:
                              f"be in this checkout ({paths.REPO}), which every worker gets",
                              path=str(p.catalogue)) from None
         extra = ["--catalogue", name] + extra
-    jobs = []
-    for dev in [sweep.BOOT_DEVICE] + [d.name for d in chosen]:
-        jid = _job_name(dev)
-        res = f"results/{jid}.json"
-        jobs.append(Job(jid, ("sweep", "--job", dev, "--json-out", res, "-q", *extra), res))
+    jobs = [sweep_job(dev, extra) for dev in [sweep.BOOT_DEVICE] + [d.name for d in chosen]]
     return _publish(Campaign(p.folder, "sweep", tuple(jobs),
                              {"catalogue": str(cat.path), "devices": [d.name for d in chosen],
                               "extra": extra, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
@@ -243,9 +234,7 @@ def plan_usb_sweep(folder: Path, shares: int, extra: tuple[str, ...]) -> Campaig
     puts their drivers together and folds their boots' consoles."""
     if not 1 <= shares <= 1000:
         raise InputError(f"--shares {shares}: 1 to 1000 jobs")
-    jobs = [Job(f"usb{k}", ("sweep", "--usb-drivers", "--batch", f"{k}/{shares}", "--parallel",
-                            "1", "--json-out", f"results/usb{k}.json", "-q", *extra),
-                f"results/usb{k}.json") for k in range(1, shares + 1)]
+    jobs = [usb_job(k, shares, extra) for k in range(1, shares + 1)]
     return _publish(Campaign(folder, "sweep", tuple(jobs),
                              {"usb_drivers": True, "shares": shares, "devices": [],
                               "extra": list(extra),
@@ -324,12 +313,58 @@ def _save(c: Campaign) -> None:
     cfolder.write_text(c.folder, JOBS_FILE, "".join(j.line() + "\n" for j in c.jobs))
 
 
-def bisect_job(c: Campaign, prefix: int, run: int) -> Job:
+# each kind's job as its planner writes it: its fixed arguments, then the
+# plan's RUN-ARGS (``extra``); `dmaharness job` and `campaign` check a job
+# of campaign.json against these (harness/cli/jobcheck.py)
+
+def case_job(where: str, variant: str, run: int, extra=()) -> Job:
+    jid = f"{variant}-{run}"
+    res = f"results/{jid}.json"
+    return Job(jid, ("run", "--case", where, "--case-variant", variant, "--case-run", str(run),
+                     "--json-out", res, "-q", *extra), res)
+
+
+def sweep_job(device: str, extra=()) -> Job:
+    jid = _job_name(device)
+    res = f"results/{jid}.json"
+    return Job(jid, ("sweep", "--job", device, "--json-out", res, "-q", *extra), res)
+
+
+def usb_job(k: int, shares: int, extra=()) -> Job:
+    res = f"results/usb{k}.json"
+    return Job(f"usb{k}", ("sweep", "--usb-drivers", "--batch", f"{k}/{shares}", "--parallel",
+                           "1", "--json-out", res, "-q", *extra), res)
+
+
+def bisect_job(c: Campaign, prefix: int, run: int, extra=None) -> Job:
     jid = f"p{prefix}-{run}"
     res = f"results/{jid}.json"
     return Job(jid, ("run", "--series", c.about["series"], "--prefix", str(prefix),
                      "--bisect-signature", c.about["signature"], "--json-out", res, "-q",
-                     *c.about["extra"]), res)
+                     *(c.about["extra"] if extra is None else extra)), res)
+
+
+def planned_job(c: Campaign, jid: str) -> Job | None:
+    """Job ``jid`` as the planner of ``c`` writes it, without RUN-ARGS; None
+    when no plan of this campaign has such a job."""
+    a = c.about
+    num = r"([1-9][0-9]{0,8})"
+    if c.kind == "case":
+        m = re.fullmatch(r"(.+)-" + num, jid)
+        if m and m.group(1) in a["variants"] and int(m.group(2)) <= a["runs"] \
+                and isinstance(a.get("job_case"), str):
+            return case_job(a["job_case"], m.group(1), int(m.group(2)))
+    elif c.kind == "bisect":
+        m = re.fullmatch(r"p(0|[1-9][0-9]{0,8})-" + num, jid)
+        if m and int(m.group(1)) <= len(a["patches"]):
+            return bisect_job(c, int(m.group(1)), int(m.group(2)), ())
+    elif a.get("usb_drivers"):
+        m = re.fullmatch(r"usb" + num, jid)
+        if m and type(a.get("shares")) is int and int(m.group(1)) <= a["shares"]:
+            return usb_job(int(m.group(1)), a["shares"])
+    elif jid == _job_name(sweep.BOOT_DEVICE) or jid in a["devices"]:
+        return sweep_job(sweep.BOOT_DEVICE if jid == _job_name(sweep.BOOT_DEVICE) else jid)
+    return None
 
 
 class NeedRuns(Exception):
@@ -591,59 +626,16 @@ def states(c: Campaign) -> list[JobState]:
             continue
         if not data.get("ok"):
             why = data.get("failure")
-            out.append(JobState(j, "failed", why if isinstance(why, str) and why else
+            out.append(JobState(j, "failed", results.printable(why)[:2000]
+                                if isinstance(why, str) and why else
                                 "the job says it failed", data, attempt))
             continue
-        problem = _result_problem(c, j, data)
+        problem = results.problem(c.kind, c.about, j.id, data)
         if problem:
             out.append(JobState(j, "failed", f"{f}: {problem}", None, attempt))
             continue
         out.append(JobState(j, "done", "", data, attempt))
     return out
-
-
-def _result_problem(c: Campaign, j: Job, data: dict) -> str:
-    """What is wrong with a job's result for what collect reads of it, or ''."""
-    try:
-        if c.kind == "case":
-            job = data["job"]
-            if job["variant"] not in c.about["variants"] or type(job["run"]) is not int:
-                return f"its job {job!r} is not one of this campaign's"
-            if f"{job['variant']}-{job['run']}" != j.id:
-                return f"it is the result of {job['variant']}-{job['run']}, not of {j.id}"
-            for s in data["signatures"]:
-                sig = engine.Signature.from_json(s)
-                if not (isinstance(sig.title, str) and isinstance(sig.kind, str)):
-                    raise TypeError("a signature's title or kind is not a string")
-        elif c.kind == "bisect":
-            o = bisect.RunOutcome.from_json(data["bisect_run"])
-            if o.status not in (bisect.HIT, bisect.CLEAN, bisect.FAILED, bisect.INFRA) or \
-                    not all(isinstance(x, str) for x in o.titles):
-                raise ValueError(f"bisect_run: status {o.status!r}")
-        elif c.about.get("usb_drivers"):
-            if not isinstance(data["build"]["key"], str):
-                raise TypeError("build.key is not a string")
-            for d in data["drivers"]:
-                if not (isinstance(d["module"], str) and isinstance(d["state"], str)):
-                    raise TypeError("a driver's module or state is not a string")
-            for b in data["boots"]:
-                if not all(isinstance(b[k], str) for k in ("device", "state", "console_text")) \
-                        or not re.fullmatch(r"b\d+-try\d+-boot\d+", b["device"]) or \
-                        not all(isinstance(x, str) for x in b["drivers"]):
-                    raise ValueError(f"boot {str(b.get('device'))[:60]!r}: not a USB sweep "
-                                     "job's boot")
-        else:
-            d = data["device"]
-            for key in ("device", "class", "state"):
-                if not isinstance(d[key], str):
-                    raise TypeError(f"device.{key} is not a string")
-            if not isinstance(data["build"]["key"], str):
-                raise TypeError("build.key is not a string")
-            if not isinstance(data.get("console_text") or "", str):
-                raise TypeError("console_text is not a string")
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-        return f"not a result this campaign's jobs write ({type(e).__name__}: {e})"
-    return ""
 
 
 @dataclass
@@ -727,7 +719,7 @@ def format_incomplete(col: Collected) -> str:
                                               if col.campaign.kind == "bisect" else "") + ":"]
     for s in bad:
         out.append(f"  {s.job.id:<16} {s.status:<8} {s.why}")
-        out.append(f"  {'':<16} {'':<8} {s.job.command()}")
+        out.append(f"  {'':<16} {'':<8} {results.printable(s.job.command())}")
     out.append(f"  (rerun them: dmaharness campaign {col.campaign.folder} --jobs N; "
                "done jobs are skipped)")
     return "\n".join(out)

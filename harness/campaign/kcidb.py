@@ -66,6 +66,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Optional
 
+from ..errors import InputError
 from ..kernel import kbuild
 from .campaign import Collected, JobState
 
@@ -279,8 +280,10 @@ class _Doc:
             for k in ("seeded_from", "steps", "ccache"):
                 if built.get(k) is not None:
                     misc[k] = built[k]
-            if isinstance(built.get("seconds"), (int, float)):
-                obj["duration"] = float(built["seconds"])
+            sec = built.get("seconds")
+            if isinstance(sec, (int, float)) and not isinstance(sec, bool) \
+                    and 0 <= sec <= 1e9:           # not 1e400 (inf), nor a huge int
+                obj["duration"] = float(sec)
         return bid
 
     def failed_build(self, s: JobState, tag: str, checkout_id: str, variant: str) -> str:
@@ -310,6 +313,13 @@ def _signature_excerpt(sigs: list[dict]) -> str:
         raw = (x.get("first") or {}).get("raw") or []
         parts.append("\n".join(raw) if raw else str(x.get("title")))
     return _excerpt("\n\n".join(parts))
+
+
+def check_origin(origin: str) -> None:
+    """--kcidb-origin: InputError unless KCIDB takes it as an origin."""
+    if not _ORIGIN_RE.match(origin):
+        raise InputError(f"--kcidb-origin: KCIDB origin {origin!r}: lower-case letters, "
+                         "digits and _ only")
 
 
 def export(col: Collected, origin: str = ORIGIN) -> dict:

@@ -11,19 +11,32 @@ from pathlib import Path
 from .. import errors, jsonout
 from ..progress import Progress, fmt_duration
 from ..checks import bisect, diff, sweeptable, usbsweep
-from ..campaign import campaign, junit, kcidb, remote
+from ..campaign import campaign, folder as cfolder, junit, kcidb, remote
 from ..output import sweephtml
+from . import jobcheck
 from .common import EPILOG, emit, folder, kcidb_args, output_group, write_json_out
+
+
+def _runs(a, default: int) -> int:
+    runs = default if a.runs is None else a.runs
+    if not 1 <= runs <= campaign.MAX_RUNS:
+        raise errors.HarnessError(f"--runs {runs}: 1 to {campaign.MAX_RUNS}")
+    return runs
 
 
 def cmd_plan(a) -> int:
     extra = list(a.run_args)
+    jobcheck.check_plan_args(a.what, "sweep" if a.what == "sweep" else "run", extra)
     if a.what == "bisect":
         if a.case is not None:
             raise errors.HarnessError("plan bisect takes --series and --signature, not a CASE")
         if not a.series or not a.signature:
             raise errors.HarnessError("plan bisect needs --series FILE and --signature TITLE|REGEX")
-        policy = bisect.Policy(max_runs=a.runs or 6, batch=a.parallel,
+        for name in ("parallel", "endpoint_runs", "min_hits"):
+            if not 0 <= getattr(a, name) <= campaign.MAX_RUNS:
+                raise errors.HarnessError(f"--{name.replace('_', '-')} {getattr(a, name)}: "
+                                          f"0 to {campaign.MAX_RUNS}")
+        policy = bisect.Policy(max_runs=_runs(a, 6), batch=a.parallel,
                                endpoint_runs=a.endpoint_runs, min_hits=a.min_hits,
                                max_miss=a.max_miss)
         c = campaign.plan_bisect(campaign.BisectPlan(a.series, a.signature, a.output, a.good,
@@ -67,10 +80,10 @@ def cmd_plan(a) -> int:
     if a.case is None or a.series or a.signature or a.devices or a.catalogue:
         raise errors.HarnessError("plan case takes a CASE folder (and no --series, "
                                   "--signature, --devices, --catalogue)")
-    c = campaign.plan_case(campaign.CasePlan(a.case, a.runs or 2, a.output, tuple(extra)))
+    c = campaign.plan_case(campaign.CasePlan(a.case, _runs(a, 2), a.output, tuple(extra)))
     emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
           f"campaign {c.folder}: {len(c.jobs)} jobs (case {c.about['case']}: "
-          f"{', '.join(c.about['variants'])} x {a.runs} runs)\n"
+          f"{', '.join(c.about['variants'])} x {c.about['runs']} runs)\n"
           f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
           f"  run      dmaharness campaign {c.folder} --jobs N   (or the lines of jobs.txt, "
           "anywhere, from the campaign folder)\n"
@@ -84,10 +97,14 @@ def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
         raise errors.InputError("--kcidb exports a case campaign's runs; a bisection's "
                                 "result is its culprit (--json)")
     if a.kcidb:
+        kcidb.check_origin(a.kcidb_origin)
         try:
             doc = kcidb.export(col, a.kcidb_origin)
-        except ValueError as e:
-            raise errors.InputError(f"--kcidb-origin: {e}") from None
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+                OverflowError) as e:   # a failed job's result, read as it came back
+            raise errors.InputError(f"--kcidb: a result of {col.campaign.folder} is not one "
+                                    f"the export reads ({type(e).__name__}: "
+                                    f"{str(e)[:200]})") from None
         bad = kcidb.validate(doc)
         if bad:                                 # a dmaharness bug: say so, write nothing
             raise errors.HarnessError("the KCIDB export breaks the schema: " + "; ".join(bad[:5]))
@@ -101,7 +118,8 @@ def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
         html = col.campaign.folder / "sweep.html"
         payload["html"] = str(html)
         swj = sw.to_json()
-        sweephtml.write(html, {**payload, **swj})
+        cfolder.write_text(col.campaign.folder, "sweep.html",
+                           sweephtml.render({**payload, **swj}))
         emit(a, payload, (usbsweep.summary(sw.key, swj["figures"]) + "\n"
                           if sw.drivers is not None else "")
               + sweeptable.format_text(sw.table, sw.runs)
@@ -127,6 +145,7 @@ def cmd_collect(a) -> int:
 def cmd_campaign(a) -> int:
     prog = Progress(quiet=a.quiet)
     c = campaign.load(a.folder)
+    jobcheck.check_campaign(c)          # before anything runs: only what a plan writes
     t0 = time.monotonic()
     where: dict = {"engine": "local"}
     last: dict = {}
@@ -225,7 +244,8 @@ def add_parsers(sub) -> None:
     pl.add_argument("-o", "--output", type=folder, required=True, metavar="DIR",
                     help="the campaign folder (new, or empty)")
     pl.add_argument("--runs", type=int, default=None,
-                    help="case: runs per variant (2); bisect: most runs per step (6)")
+                    help="case: runs per variant (2); bisect: most runs per step (6); "
+                         f"1 to {campaign.MAX_RUNS}")
     g = pl.add_argument_group("plan bisect (as `dmaharness bisect`)")
     g.add_argument("--series", type=Path, metavar="FILE", help="the quilt series to bisect")
     g.add_argument("--signature", metavar="TITLE|REGEX",
@@ -333,4 +353,4 @@ def job_args(argv: list[str]) -> list[str]:
     if len(argv) != 1 or argv[0].startswith("-"):
         raise errors.HarnessError("usage: dmaharness job ID (a line of a campaign's jobs.txt, "
                                   "run in the campaign's folder)")
-    return list(campaign.job_argv(Path.cwd(), argv[0]))
+    return jobcheck.job_argv(Path.cwd(), argv[0])

@@ -1,0 +1,181 @@
+"""A campaign's jobs checked by the door `run` and `sweep` use for their own
+command line: a campaign folder is data from someone else.
+
+A job of campaign.json may carry only what its planner writes: the kind's
+fixed arguments (harness.campaign.campaign.planned_job: its case, variant,
+run, --json-out results/<id>.json, -q ...), then the plan's RUN-ARGS,
+which must be options of `run` (or `sweep`) that the planner does not set
+itself and that name no host output: no --json-out, --run-dir, nor an
+option that makes QEMU or ccache write where it is told, or hands the
+host's USB devices to the guest.  `plan` checks RUN-ARGS the same way
+before it writes anything; `dmaharness job ID` and `dmaharness campaign`
+before they run a job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+from pathlib import Path
+from typing import NoReturn
+
+from .. import paths
+from ..errors import HarnessError, InputError
+from ..campaign import campaign, folder as cfolder
+from . import build, sweep
+
+# the options the planner sets itself, per command (never in RUN-ARGS)
+PLANNED = {"run": {"case": "--case", "case_variant": "--case-variant", "case_run": "--case-run",
+                   "series": "--series", "prefix": "--prefix",
+                   "bisect_signature": "--bisect-signature", "json_out": "--json-out"},
+           "sweep": {"job": "--job", "batch": "--batch", "usb_drivers": "--usb-drivers",
+                     "json_out": "--json-out"}}
+# options that write on this host where they are told, or reach beyond the guest
+HOST = {"json_out": "--json-out", "run_dir": "--run-dir", "qemu_opts": "--qemu-opts",
+        "usb_host": "--usb-host", "help": "--help"}
+HARMLESS = {"quiet", "json"}
+# in a case or sweep plan, a series after the case's is the user's to add
+PLAN_MAY_SET = {"case": {"series", "prefix"}, "sweep": set(), "bisect": set()}
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _Refused(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise _Refused(message or "--help")
+
+    def print_help(self, file=None) -> None:
+        pass
+
+    def print_usage(self, file=None) -> None:
+        pass
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dmaharness", add_help=False)
+    sub = p.add_subparsers(dest="command")
+    build.add_parsers(sub)          # run
+    sweep.add_parsers(sub)          # sweep
+    return p
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    return _parser().parse_args(argv)
+
+
+def given(command: str, args: list[str]) -> dict[str, tuple[str, object]]:
+    """The options ``args`` give to ``command`` ('run' or 'sweep'), parsed as
+    its command line is: {dest: (option, value)}; _Refused with argparse's
+    message (abbreviations, --opt=value and the like are argparse's)."""
+    base = vars(_parse([command]))
+    got = vars(_parse([command, *args]))
+    names = {}
+    sp = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)][0]
+    for a in sp.choices[command]._actions:
+        if a.option_strings:
+            names[a.dest] = max(a.option_strings, key=len)
+    return {d: (names.get(d, d), got[d]) for d in got if got[d] != base.get(d)}
+
+
+def run_args_problem(command: str, args: list[str], kind: str) -> str:
+    """What is wrong with RUN-ARGS ``args`` of a ``kind`` plan whose jobs run
+    ``command``, or ''."""
+    if command not in PLANNED:
+        return f"a job runs run or sweep, not {command!r}"
+    try:
+        opts = given(command, list(args))
+    except _Refused as e:
+        return f"not options of `{command}` ({str(e).strip()})"
+    for dest, (opt, value) in sorted(opts.items()):
+        if dest in HARMLESS:
+            continue
+        if dest in HOST:
+            return (f"{opt} is refused in a campaign's jobs: it writes on the host where it is "
+                    "told, or reaches beyond the guest (a job's output is its "
+                    "results/<id>.json)")
+        if dest in PLANNED[command] and dest not in PLAN_MAY_SET.get(kind, set()):
+            return f"{opt} is set by the plan itself, per job"
+        if dest == "ccache_remote" and str(value).startswith("file:"):
+            return ("--ccache-remote file:... is refused in a campaign's jobs: it writes into "
+                    "a folder of the host (use redis:// or http://)")
+    return ""
+
+
+def check_plan_args(kind: str, command: str, args: list[str]) -> None:
+    """`plan KIND ... -- RUN-ARGS`: refused (exit 2) before anything is written."""
+    why = run_args_problem(command, args, kind)
+    if why:
+        raise HarnessError(f"plan {kind}: RUN-ARGS: {why}")
+
+
+def _refuse(c: campaign.Campaign, jid: str, why: str) -> NoReturn:
+    f = c.folder / campaign.CAMPAIGN_FILE
+    raise InputError(f"{f}: job {jid}: {why}; a campaign's jobs carry only what its plan "
+                     "writes", path=str(f))
+
+
+def _in_checkout(rel: str) -> bool:
+    p = Path(rel)
+    if p.is_absolute() or ".." in p.parts or not rel:
+        return False
+    try:
+        (paths.REPO / p).resolve().relative_to(paths.REPO.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def check_campaign(c: campaign.Campaign) -> None:
+    """Every job of ``c`` (and, for a bisection, the jobs it will add) is one
+    its plan writes; else InputError naming the job and the option."""
+    a = c.about
+    if c.kind == "case" and a.get("job_case") != a.get("case_folder") \
+            and not _in_checkout(str(a.get("job_case") or "")):
+        _refuse(c, "(all)", f"job_case {str(a.get('job_case'))[:80]!r}: the case is the "
+                "campaign's copy or a path inside the checkout")
+    if c.kind == "bisect":
+        if not _in_checkout(a["series"]):
+            _refuse(c, "(all)", f"series {a['series'][:80]!r}: not a path inside the checkout")
+        why = run_args_problem("run", a["extra"], "bisect")
+        if why:
+            _refuse(c, "(next steps)", f"extra: {why}")
+    for j in c.jobs:
+        check_job(c, j)
+
+
+def check_job(c: campaign.Campaign, j: campaign.Job) -> None:
+    want = campaign.planned_job(c, j.id)
+    if want is None:
+        _refuse(c, j.id, "no plan of this campaign makes such a job")
+    fixed = len(want.argv)
+    if j.argv[:fixed] != want.argv:
+        diff = next((i for i, (x, y) in enumerate(zip(j.argv, want.argv)) if x != y),
+                    min(len(j.argv), fixed))
+        got = j.argv[diff] if diff < len(j.argv) else "(nothing)"
+        _refuse(c, j.id, f"argument {diff + 1} is {got[:80]!r} where its plan writes "
+                f"{want.argv[diff]!r} ({' '.join(want.argv)[:200]})")
+    why = run_args_problem(j.argv[0], list(j.argv[fixed:]), c.kind)
+    if why:
+        _refuse(c, j.id, why)
+
+
+def job_argv(folder: Path, jid: str) -> list[str]:
+    """`dmaharness job ID`, run in the campaign folder: that job's arguments,
+    checked, with its result's folder a real one of the campaign."""
+    c = campaign.load(folder)
+    job = next((j for j in c.jobs if j.id == jid), None)
+    if job is None:
+        campaign.job_argv(folder, jid)          # its error: no such job
+        raise InputError(f"no job {jid!r}")     # (not reached)
+    check_job(c, job)
+    cfolder.mkdir(folder, "results", "the results folder")
+    cfolder.require(folder, job.result, cfolder.FILE, "job result")
+    return list(job.argv)
