@@ -13,7 +13,8 @@ it hit: it counts for the ``sharing`` site of that mapping.
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import Iterable, Optional
+from math import gcd
+from typing import Iterable, Optional, Sequence
 
 from ..reports import engine, frames, layout
 
@@ -21,6 +22,42 @@ from ..reports import engine, frames, layout
 def site_key(frame: str, rule: str, f: layout.DmaFacts) -> str:
     """Stable across boots and kernels: function, buffer place, direction."""
     return f"{frame} {rule} {f.cache}+{f.offset}:{f.length} {f.direction or '?'}"
+
+
+def family(frame: str, rule: str, f: layout.DmaFacts, member: Optional[str] = None) -> tuple:
+    """What the rows of one buffer share: the mapping function, the rule,
+    the cache, the direction and (when the layout names it) the member
+    without its index."""
+    return (frame, rule, f.cache, f.object_size, f.direction,
+            member.split("[")[0] if member else None)
+
+
+def stride(offsets: Sequence[int], lengths: Sequence[int]) -> Optional[int]:
+    """The slot size of a ring of buffers: three or more offsets a multiple
+    of one stride apart, each mapping within one slot (rtl_usb's
+    ``usb_data[]`` of u32 slots mapped 1, 2 or 4 bytes at a time); None
+    when the offsets are not such a ring."""
+    offs = sorted(set(offsets))
+    if len(offs) < 3:
+        return None
+    g = 0
+    for a, b in zip(offs, offs[1:]):
+        g = gcd(g, b - a)
+    return g if g and max(lengths) <= g else None
+
+
+def folded_key(frame: str, rule: str, f: layout.DmaFacts, lengths: Sequence[int],
+               step: Optional[int]) -> str:
+    """The key of the rows of one buffer folded into a site: the offset as
+    ``{stride}n+{residue}`` for a ring, ``*`` for a buffer whose offset
+    moves with the configuration; the length ``*`` when the rows' differ."""
+    if step:
+        r = f.offset % step
+        where = f"{step}n" + (f"+{r}" if r else "")
+    else:
+        where = "*"
+    ln = str(lengths[0]) if len(set(lengths)) == 1 else "*"
+    return f"{frame} {rule} {f.cache}+{where}:{ln} {f.direction or '?'}"
 
 
 def map_frame(r: engine.Report, facts: layout.DmaFacts) -> tuple[Optional[str], list[str]]:

@@ -35,16 +35,23 @@ VIRTIO_F_ACCESS_PLATFORM virtio does not even use the DMA API) make the
 same site harmless there.  A virtio site matters on such a machine for
 virtio in hardware (vDPA, DPUs) that is not coherent.
 
+Where the buffer's bytes come from can take a site off a machine: a
+coherent allocation, a member of a DMA group, devm_kmalloc() data or a
+buffer that is its kmalloc object alone own their lines where x86's
+layout shares them (harness.reports.allocrules: the rules' table, each row
+with its source; they need the site's layout or allocation stack).
+
 ``ARCHES`` is the table; ``assess(facts, version)`` gives one verdict per
-row for a site; ``summary()`` says it in one line.
+row for a site; ``summary()`` says it in one line and ``status()`` in two
+words: "real on {arches}" or "x86 layout only".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
-from . import layout
+from . import allocrules, layout
 from ..kernel.series import version_key   # "6.12" -> (6, 12)
 
 
@@ -94,17 +101,20 @@ BOUNCED = "bounced"
 OWN_LINES = "own-lines"
 COHERENT = "coherent"
 TO_DEVICE = "to-device"
+COHERENT_ALLOC = "coherent-alloc"
 
 
 @dataclass(frozen=True)
 class Verdict:
     arch: str
-    verdict: str        # CORRUPTS, BOUNCED, OWN_LINES, COHERENT, TO_DEVICE
+    verdict: str        # CORRUPTS, BOUNCED, OWN_LINES, COHERENT, TO_DEVICE, COHERENT_ALLOC
     line: int
     why: str
+    rule: Optional[str] = None      # the allocrules row that decided it
 
     def to_json(self) -> dict:
-        return {"arch": self.arch, "verdict": self.verdict, "line": self.line, "why": self.why}
+        return {"arch": self.arch, "verdict": self.verdict, "line": self.line, "why": self.why,
+                "rule": self.rule}
 
 
 def kmalloc_size_roundup(size: int) -> int:
@@ -116,6 +126,19 @@ def kmalloc_size_roundup(size: int) -> int:
     while p < size:
         p *= 2
     return p
+
+
+def _bouncing(arch: Arch, version: Optional[str]) -> bool:
+    return arch.bounce_since is not None and (
+        version is None or version_key(version) >= version_key(arch.bounce_since))
+
+
+def kmalloc_minalign(arch: Arch, version: Optional[str]) -> int:
+    """ARCH_KMALLOC_MINALIGN: 8 where small kmalloc() is bounced instead of
+    padded (arch/arm64/include/asm/cache.h and arch/riscv/include/asm/cache.h:
+    ARCH_KMALLOC_MINALIGN (8)), ARCH_DMA_MINALIGN elsewhere
+    (include/linux/slab.h: ARCH_KMALLOC_MINALIGN ARCH_DMA_MINALIGN when above 8)."""
+    return 8 if _bouncing(arch, version) else max(arch.dma_minalign, 8)
 
 
 def bounced(arch: Arch, length: int, version: Optional[str]) -> bool:
@@ -145,11 +168,16 @@ def shared_bytes(f: layout.DmaFacts, line: int) -> tuple[int, int]:
     return f.offset - lo, max(hi - end, 0)
 
 
-def assess(f: layout.DmaFacts, version: Optional[str] = None) -> list[Verdict]:
+def assess(f: layout.DmaFacts, version: Optional[str] = None, *,
+           lay: Optional[layout.Layout] = None,
+           alloc_stack: Sequence[str] = ()) -> list[Verdict]:
     """One verdict per row of ARCHES for a site's buffer (a sharing or an
-    overflow report's facts), on kernel `version` (None: the current one)."""
+    overflow report's facts), on kernel `version` (None: the current one);
+    `lay` (its layout) and `alloc_stack` (a dma-owned report's allocation
+    stack) tell where its bytes come from (harness.reports.allocrules)."""
     out = []
     direction = (f.direction or "").upper()
+    place = allocrules.placement(f, lay, alloc_stack, version)
     for a in ARCHES:
         if not a.line:
             out.append(Verdict(a.name, COHERENT, 0, "DMA is cache-coherent"))
@@ -158,6 +186,13 @@ def assess(f: layout.DmaFacts, version: Optional[str] = None) -> list[Verdict]:
             out.append(Verdict(a.name, TO_DEVICE, a.line,
                                "to the device only: cleaning a line is not destructive"))
             continue
+        if f.rule != "overflow":
+            hit = allocrules.apply(allocrules.Target(a.name, a.line, a.dma_minalign,
+                                                     kmalloc_minalign(a, version)), place, f)
+            if hit is not None and not (hit[0].name != "coherent"
+                                        and bounced(a, f.length, version)):
+                out.append(Verdict(a.name, hit[0].verdict, a.line, hit[1], hit[0].name))
+                continue
         if bounced(a, f.length, version):
             out.append(Verdict(a.name, BOUNCED, a.line,
                                f"a {f.length}-byte mapping (kmalloc size "
@@ -166,9 +201,13 @@ def assess(f: layout.DmaFacts, version: Optional[str] = None) -> list[Verdict]:
                                f"{a.bounce_since}: masked"))
             continue
         before, after = shared_bytes(f, a.line)
+        devres = place.kind == "devres" and a.dma_minalign >= a.line
+        if devres:
+            before = 0      # struct devres's header: lines of its own (allocrules, devres)
         if f.rule == "overflow" or before or after:
             what = ("maps past its object" if f.rule == "overflow" else
-                    f"{before} bytes before and {after} after it share its {a.line}-byte lines")
+                    f"{before} bytes before and {after} after it share its {a.line}-byte lines"
+                    + (" (devres data: its header has lines of its own)" if devres else ""))
             out.append(Verdict(a.name, CORRUPTS, a.line, what))
         else:
             out.append(Verdict(a.name, OWN_LINES, a.line,
@@ -183,9 +222,22 @@ def summary(verdicts: list[Verdict]) -> str:
         groups.setdefault(v.verdict, []).append(v.arch)
     words = {CORRUPTS: "corrupts on", BOUNCED: "bounced (masked) on",
              OWN_LINES: "own lines on", TO_DEVICE: "to-device, safe on",
-             COHERENT: "coherent on"}
+             COHERENT_ALLOC: "coherent allocation on", COHERENT: "coherent on"}
     return "; ".join(f"{words[k]} {', '.join(groups[k])}"
-                     for k in (CORRUPTS, BOUNCED, OWN_LINES, TO_DEVICE, COHERENT) if k in groups)
+                     for k in (CORRUPTS, BOUNCED, OWN_LINES, TO_DEVICE, COHERENT_ALLOC, COHERENT)
+                     if k in groups)
+
+
+def corrupting(verdicts: Sequence[Verdict]) -> list[str]:
+    """The architectures where the site corrupts."""
+    return [v.arch for v in verdicts if v.verdict == CORRUPTS]
+
+
+def status(verdicts: Sequence[Verdict]) -> str:
+    """'real on arm, mips, powerpc32', or 'x86 layout only' when no real
+    machine's layout shares the buffer's lines."""
+    bad = corrupting(verdicts)
+    return f"real on {', '.join(bad)}" if bad else "x86 layout only"
 
 
 def table_text() -> str:

@@ -120,6 +120,7 @@ class DmaFacts:
     access_offset: Optional[int] = None    # "owned": the CPU access
     access_size: Optional[int] = None
     line_size_given: bool = True
+    access: Optional[str] = None           # "owned": "read" or "write" (KASAN's line)
 
     @property
     def end(self) -> int:
@@ -130,20 +131,20 @@ class DmaFacts:
                 "object_size": self.object_size, "cache": self.cache,
                 "line_size": self.line_size, "before": self.before, "after": self.after,
                 "direction": self.direction, "access_offset": self.access_offset,
-                "access_size": self.access_size}
+                "access_size": self.access_size, "access": self.access}
 
 
-_ACCESS_RE = re.compile(r"(?:Read|Write) of size (\d+) at addr")
+_ACCESS_RE = re.compile(r"(Read|Write) of size (\d+) at addr")
 
 
 def parse_facts(text: str | Sequence[str]) -> Optional[DmaFacts]:
     """The first detector line of a report (message or raw lines) -> DmaFacts."""
     lines = [text] if isinstance(text, str) else list(text)
-    access_size = None
+    access_size = access = None
     for ln in lines:
         m = _ACCESS_RE.search(ln)
         if m and access_size is None:
-            access_size = int(m.group(1))
+            access, access_size = m.group(1).lower(), int(m.group(2))
     for ln in lines:
         if "[object offset=" not in ln:
             continue
@@ -176,7 +177,7 @@ def parse_facts(text: str | Sequence[str]) -> Optional[DmaFacts]:
         if num("access offset") is not None:
             return DmaFacts("owned", off, length, osize, cache, line, direction=direction,
                             access_offset=num("access offset"), access_size=access_size,
-                            line_size_given=given)
+                            line_size_given=given, access=access)
         before = after = None
         sb = f.get("shared bytes before")
         if sb is not None:
@@ -439,10 +440,19 @@ class Layout:
     # verdicts as JSON and its one-line summary, set by enrichment
     exposure: list[dict] = field(default_factory=list)
     exposure_summary: Optional[str] = None
+    # the __dma_from_device_group_begin(GROUP) .. _end(GROUP) markers (7.x,
+    # include/linux/dma-mapping.h) around the buffer's member: GROUP
+    group: Optional[str] = None
 
     @property
     def found(self) -> bool:
         return self.struct is not None
+
+    @property
+    def plain(self) -> bool:
+        """No structure has a member that is the buffer (the finder's "a plain
+        buffer" notes), as opposed to no layout at all or an ambiguous one."""
+        return not self.found and not self.candidates and "plain buffer" in (self.note or "")
 
     def summary(self) -> str:
         f = self.facts
@@ -475,7 +485,7 @@ class Layout:
                 "sharing": [r.to_json() for r in self.sharing],
                 "candidates": list(self.candidates), "summary": self.summary(),
                 "note": self.note, "exposure": list(self.exposure),
-                "exposure_summary": self.exposure_summary}
+                "exposure_summary": self.exposure_summary, "group": self.group}
 
     def format_text(self, indent: str = "") -> str:
         f = self.facts
@@ -653,7 +663,28 @@ def build_layout(f: DmaFacts, cand: Candidate, structs: Mapping[str, Struct], *,
     if cands:
         notes.append(f"{len(cands) + 1} structures fit equally; showing the first")
     return Layout(f, s.name, s.kind, s.size, source, tool, cand.fit, lines, per_line,
-                  buf, sharing, cands, "; ".join(notes) or None)
+                  buf, sharing, cands, "; ".join(notes) or None,
+                  group=_marker_group(s, cand, structs))
+
+
+_GROUP_BEGIN, _GROUP_END = "__cacheline_group_begin__", "__cacheline_group_end__"
+
+
+def _marker_group(s: Struct, cand: Candidate, structs: Mapping[str, Struct]) -> Optional[str]:
+    """GROUP when the buffer's member lies between the zero-length members
+    ``__cacheline_group_begin__GROUP`` and ``__cacheline_group_end__GROUP``
+    (include/linux/cache.h) that __dma_from_device_group_begin/_end put
+    in its structure, at any depth of its path."""
+    siblings: Sequence[Member] = s.members
+    for m in cand.path:
+        names = {x.name.split("[")[0]: x for x in siblings}
+        for n, b in names.items():
+            e = names.get(_GROUP_END + n[len(_GROUP_BEGIN):]) if n.startswith(_GROUP_BEGIN) \
+                else None
+            if e is not None and b.offset <= m.offset and m.end <= e.offset:
+                return n[len(_GROUP_BEGIN):]
+        siblings = _expand(m, structs)
+    return None
 
 
 # --------------------------------------------------------------------------

@@ -242,7 +242,10 @@ class Folding(unittest.TestCase):
         self.assertEqual(first.owned, ["KASAN: dma-owned Write in cl_owned_neighbour_write_reported"])
         self.assertEqual(first.owned_boots, 2)
         self.assertFalse([s for s in t.sites[1:] if s.owned])
-        self.assertIn("DMA-OWNED ACCESS", sweeptable.format_text(t, details=False).splitlines()[0])
+        # the evidence says whether the CPU wrote or read the device's bytes
+        self.assertIn("[DMA-OWNED WRITE]  real on arm, mips, powerpc32",
+                      sweeptable.format_text(t, details=False).splitlines()[0])
+        self.assertEqual(first.to_json()["dma_owned_access"], "write")
 
     def test_dma_owned_report_with_a_device_name_marks_its_site(self):
         log = KUNIT_LOG.with_name("real-6.12-sweep-virtio-rng.log")
