@@ -9,8 +9,11 @@ Input is the sweep's JSON (harness.checks.sweep.SweepResult.to_json(), plus
 rendered again from any saved ``sweep.json``.  Content, top to bottom:
 
 * a header: kernel, profile, build key, wall time, counts;
-* the triage table, one row per site, the rows with a ``KASAN: dma-owned``
-  access first and marked, each linking to its details;
+* the triage table, one row per site, ranked as the sweep ranks them
+  (harness.checks.sweeptable.rank): sites real on some architecture first,
+  then those with a ``KASAN: dma-owned`` access (writes before reads),
+  marked, each linking to its details; a folded site says how many rows
+  of one buffer it holds;
 * per site: the structure layout around the buffer (harness.reports.layout's
   view), the mapping stack and the console excerpt;
 * the diff against the baseline (new, gone, unchanged), when there is one;
@@ -144,11 +147,15 @@ def _triage(sites: list[dict]) -> str:
         caller = f' <span class="muted">&larr; {_e(s["caller"])}</span>' if s.get("caller") else ""
         if s.get("dma_owned"):
             titles = "; ".join(_list(s.get("dma_owned_titles")))
-            owned = (f'<span class="owned-yes">yes</span> ({_e(s.get("dma_owned_boots", 0))} '
-                     f'boot(s)): {_e(titles)}')
+            owned = (f'<span class="owned-yes">{_e(_access(s))}</span> '
+                     f'({_e(s.get("dma_owned_boots", 0))} boot(s)): {_e(titles)}')
         else:
             owned = '<span class="muted">no</span>'
         rule = "" if s.get("rule", "sharing") == "sharing" else f" ({_e(s['rule'])})"
+        folded = s.get("folded") if isinstance(s.get("folded"), dict) else None
+        if folded:
+            rule += (f' <span class="small">({_e(folded.get("rows"))} rows of one buffer, '
+                     f'offsets {_e(_offsets(folded))})</span>')
         row = ' class="owned"' if s.get("dma_owned") else ""
         out.append(f"<tr{row}>"
                    f'<td class="n"><a href="#site-{i}">{i}</a></td>'
@@ -169,7 +176,29 @@ def _corrupts_on(site: dict) -> str:
     if not rows:
         return "?"          # a sweep written before the exposure rows
     bad = [str(r.get("arch")) for r in rows if r.get("verdict") == "corrupts"]
-    return ", ".join(bad) or "none"
+    return ", ".join(bad) or "none: x86 layout only"
+
+
+def _access(site: dict) -> str:
+    """'write', 'read' or 'yes' (a sweep before the access was told)."""
+    a = site.get("dma_owned_access")
+    return a if a in ("write", "read") else "yes"
+
+
+def _offsets(folded: dict) -> str:
+    offs = [str(o) for o in _list(folded.get("offsets"))]
+    return ", ".join(offs[:8]) + (" ..." if len(offs) > 8 else "")
+
+
+def rank(site: dict) -> tuple[int, int]:
+    """Real on some architecture first, then dma-owned writes, other
+    accesses, reads, then the rest (a sweep without exposure rows: its
+    dma-owned sites first, as it ranked them)."""
+    real = 0 if any(isinstance(r, dict) and r.get("verdict") == "corrupts"
+                    for r in _list(site.get("exposure"))) else 1
+    if not site.get("dma_owned"):
+        return real, 3
+    return real, {"write": 0, "read": 2}.get(str(site.get("dma_owned_access")), 1)
 
 
 def _exposure_html(site: dict) -> str:
@@ -179,8 +208,10 @@ def _exposure_html(site: dict) -> str:
     body = "".join(f"<tr><td><code>{_e(r.get('arch'))}</code></td><td>{_e(r.get('verdict'))}"
                    f"</td><td class=\"n\">{_e(r.get('line') or '-')}</td>"
                    f"<td class=\"small\">{_e(r.get('why'))}</td></tr>" for r in rows)
+    status = f"{site['status']}: " if isinstance(site.get("status"), str) else ""
     return ("<details open><summary>exposure on real machines "
-            f"<span class=\"muted\">{_e(site.get('exposure_summary') or '')}</span></summary>"
+            f"<span class=\"muted\">{_e(status)}{_e(site.get('exposure_summary') or '')}"
+            "</span></summary>"
             "<table><tr><th>architecture</th><th>verdict</th><th>line</th><th>why</th></tr>"
             f"{body}</table></details>")
 
@@ -267,7 +298,7 @@ def _other(other: list[dict]) -> str:
 def render(payload: dict) -> str:
     """The whole page as a string."""
     sites = [s for s in _list(payload.get("sites")) if isinstance(s, dict)]
-    sites.sort(key=lambda s: not s.get("dma_owned"))      # stable: the sweep's order otherwise
+    sites.sort(key=rank)                  # stable: the sweep's order otherwise
     devices = [d for d in _list(payload.get("devices")) if isinstance(d, dict)]
     title = f"dmaharness sweep: {payload.get('kernel') or '?'} ({payload.get('profile') or '?'})"
     base = payload.get("baseline")

@@ -200,6 +200,29 @@ class SweepHtml(unittest.TestCase):
         for s in self.payload["sites"]:
             self.assertIn(s["function"], self.text)
 
+    def test_ranking_real_then_writes_then_reads(self):
+        # issue #41: a site real on some architecture first, then dma-owned
+        # evidence (a write before a read), then the rest
+        seed = layout.parse_facts(SHARING)
+        real = [v.to_json() for v in exposure.assess(seed, "7.3")]
+        safe = [dict(v, verdict="own-lines") if v["verdict"] == "corrupts" else v for v in real]
+        rows = [site("plain_x86", owned=False, exposure=safe),
+                site("owned_read", owned=True, exposure=safe, dma_owned_access="read"),
+                site("owned_write", owned=True, exposure=safe, dma_owned_access="write"),
+                site("real_one", owned=False, exposure=real, status="real on arm"),
+                site("folded_ring", owned=False, exposure=safe,
+                     folded={"rows": 104, "offsets": [0, 4, 8], "lengths": [1, 4]})]
+        page = sweephtml.render({**self.payload, "sites": rows, "baseline": None})
+        order = [page.index(f'<code>{f}</code></a>') for f in
+                 ("real_one", "owned_write", "owned_read", "plain_x86", "folded_ring")]
+        self.assertEqual(order, sorted(order))
+        trs = [" | ".join(c) for _, c, _ in rows_of(page).table("#")]
+        self.assertIn("write", trs[1])
+        self.assertIn("read", trs[2])
+        self.assertTrue(trs[3].endswith("| none: x86 layout only"), trs[3])
+        self.assertIn("104 rows of one buffer, offsets 0, 4, 8", trs[4])
+        self.assertIn("real on arm: ", page)          # the status before the summary
+
     def test_escaping(self):
         self.assertIn(EVIL, self.text)                        # shown as text ...
         self.assertNotIn("<script>", self.page)               # ... escaped in the page
