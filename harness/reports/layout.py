@@ -682,7 +682,7 @@ def _marker_group(s: Struct, cand: Candidate, structs: Mapping[str, Struct]) -> 
             e = names.get(_GROUP_END + n[len(_GROUP_BEGIN):]) if n.startswith(_GROUP_BEGIN) \
                 else None
             if e is not None and b.offset <= m.offset and m.end <= e.offset:
-                return n[len(_GROUP_BEGIN):]
+                return n[len(_GROUP_BEGIN):] or "(unnamed)"
         siblings = _expand(m, structs)
     return None
 
