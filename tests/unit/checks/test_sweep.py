@@ -308,6 +308,61 @@ class Folding(unittest.TestCase):
         self.assertEqual(t.sites, [])
 
 
+SYNTH = [NS(device="usb-a", console=KUNIT_LOG.with_name("synthetic-7.3-usb-sweep-a.log")),
+         NS(device="usb-b", console=KUNIT_LOG.with_name("synthetic-7.3-usb-sweep-b.log"))]
+
+
+class Triage(unittest.TestCase):
+    """Issue #41 on the synthetic USB sweep consoles (tests/fixtures/sweep/README.md):
+    10 rows, all 'corrupts on arm, mips, powerpc32' before; 4 sites after."""
+
+    def test_rows_of_one_buffer_fold(self):
+        t = sweeptable.fold(SYNTH, version="7.3")
+        self.assertEqual(len(t.sites), 4)
+        ring = t.sites[0]
+        # rtl_usb's usb_data[] of u32 slots, mapped 1, 2 or 4 bytes at a time
+        self.assertEqual(ring.key, "_usbctrl_vendorreq_sync sharing kmalloc-512+4n:* DMA_FROM_DEVICE")
+        j = ring.to_json()["folded"]
+        self.assertEqual((j["rows"], j["offsets"], j["lengths"]),
+                         (6, [0, 4, 8, 12, 132, 388], [1, 2, 4]))
+        # one buffer whose offset moved with the device's configuration
+        (cfg,) = [s for s in t.sites if s.frame == "synth_cfg_read"]
+        self.assertEqual(cfg.key, "synth_cfg_read sharing kmalloc-128+*:8 DMA_FROM_DEVICE")
+        self.assertEqual((cfg.devices, cfg.boots), (["usb-a", "usb-b"], 2))
+        # the same offsets in one boot are two buffers, not one that moved
+        with tempfile.TemporaryDirectory() as d:
+            both = Path(d) / "console.log"
+            both.write_text(SYNTH[0].console.read_text() + SYNTH[1].console.read_text())
+            one = sweeptable.fold([NS(device="usb-ab", console=both)], version="7.3")
+        self.assertEqual(len([s for s in one.sites if s.frame == "synth_cfg_read"]), 2)
+
+    def test_verdicts_and_ranking(self):
+        t = sweeptable.fold(SYNTH, version="7.3")
+        by = {s.frame: s for s in t.sites}
+        self.assertEqual(by["synth_devm_get_status"].status(), "x86 layout only")
+        self.assertEqual(by["_usbctrl_vendorreq_sync"].status(), "real on arm, mips, powerpc32")
+        # usb_string's buffer is its kmalloc(256) alone once the layout says so
+        s = by["usb_string"]
+        self.assertEqual(s.status(), "real on arm64, riscv, arm, mips, powerpc32")
+        s.layout = layout.Layout(s.facts, note="a plain buffer: no structure in "
+                                 "drivers/usb/core/message.c has a member that is exactly it")
+        self.assertEqual(s.status(), "x86 layout only")
+        self.assertEqual(s.to_json()["placement"]["dedicated"], True)
+        self.assertEqual(s.to_json()["status"], "x86 layout only")
+        # real sites first, the rest after
+        ranked = sweeptable.rank(t.sites)
+        self.assertEqual([x.frame for x in ranked][-2:], ["synth_devm_get_status", "usb_string"])
+        text = sweeptable.format_text(sweeptable.Table(ranked, {}), details=False)
+        self.assertIn("6 rows of one buffer folded: offsets 0, 4, 8, 12, 132, 388", text)
+
+    def test_writes_before_reads(self):
+        rng = sweeptable.fold([NS(device="rng", console=KUNIT_LOG.with_name(
+            "real-6.12-sweep-virtio-rng.log"))], version="6.12").sites[0]
+        k = sweeptable.fold(_runs("a"), version="6.12").sites[0]
+        self.assertEqual((rng.access, k.access), ("read", "write"))
+        self.assertEqual([x.frame for x in sweeptable.rank([rng, k])], ["cl_map", "request_entropy"])
+
+
 class Baseline(unittest.TestCase):
     def payload(self, devices):
         t = sweeptable.fold(_runs(*devices))
