@@ -6,8 +6,8 @@ fixed arguments (harness.campaign.campaign.planned_job: its case, variant,
 run, --json-out results/<id>.json, -q ...), then the plan's RUN-ARGS,
 which must be options of `run` (or `sweep`) that the planner does not set
 itself and that name no host output: no --json-out, --run-dir, nor an
-option that makes QEMU or ccache write where it is told, or hands the
-host's USB devices to the guest.  `plan` checks RUN-ARGS the same way
+option that makes ccache write where it is told, or hands the host's USB
+devices to the guest; --qemu-opts only as a case may (boot/qemurules.py).  `plan` checks RUN-ARGS the same way
 before it writes anything; `dmaharness job ID` and `dmaharness campaign`
 before they run a job.
 """
@@ -21,6 +21,7 @@ from typing import NoReturn
 
 from .. import paths
 from ..errors import HarnessError, InputError
+from ..boot import qemurules
 from ..campaign import campaign, folder as cfolder
 from . import build, sweep
 
@@ -31,8 +32,8 @@ PLANNED = {"run": {"case": "--case", "case_variant": "--case-variant", "case_run
            "sweep": {"job": "--job", "batch": "--batch", "usb_drivers": "--usb-drivers",
                      "json_out": "--json-out"}}
 # options that write on this host where they are told, or reach beyond the guest
-HOST = {"json_out": "--json-out", "run_dir": "--run-dir", "qemu_opts": "--qemu-opts",
-        "usb_host": "--usb-host", "help": "--help"}
+HOST = {"json_out": "--json-out", "run_dir": "--run-dir", "usb_host": "--usb-host",
+        "help": "--help"}
 HARMLESS = {"quiet", "json"}
 # in a case or sweep plan, a series after the case's is the user's to add
 PLAN_MAY_SET = {"case": {"series", "prefix"}, "sweep": set(), "bisect": set()}
@@ -103,6 +104,11 @@ def run_args_problem(command: str, args: list[str], kind: str) -> str:
                     "results/<id>.json)")
         if dest in PLANNED[command] and dest not in PLAN_MAY_SET.get(kind, set()):
             return f"{opt} is set by the plan itself, per job"
+        if dest == "qemu_opts":
+            try:                        # what a case may ask of QEMU, a job too
+                qemurules.check(value)
+            except InputError as e:
+                return e.message
         if dest == "ccache_remote" and str(value).startswith("file:"):
             return ("--ccache-remote file:... is refused in a campaign's jobs: it writes into "
                     "a folder of the host (use redis:// or http://)")

@@ -109,7 +109,8 @@ class JobArguments(Base):
         self.assertEqual(sorted(p.name for p in self.outside.iterdir()), [])
 
     def test_a_good_job_passes_the_check(self):
-        self.plan("--duration", "5s", "--append", "x'\n$(touch pwned)")
+        self.plan("--duration", "5s", "--append", "x'\n$(touch pwned)",
+                  "--qemu-opts", "-icount shift=0,sleep=off")
         cwd = os.getcwd()
         os.chdir(self.dir)
         try:
