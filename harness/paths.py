@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from .errors import InputError
+from .errors import EnvError, InputError
 
 REPO = Path(__file__).resolve().parent.parent
 PATCHES = REPO / "patches"
@@ -67,13 +67,28 @@ def cache_dir() -> Path:
     if base == REPO or REPO in base.parents:
         raise InputError(f"cache folder {base} is inside the repository; "
                          "set DMAHARNESS_CACHE to a folder outside it")
+    if os.path.lexists(base) and not base.is_dir():
+        raise EnvError(f"cache folder {base} exists and is not a folder; set "
+                       "DMAHARNESS_CACHE to a folder (or remove that file)", path=str(base))
+    if base.is_dir() and not os.access(base, os.R_OK | os.X_OK):
+        raise EnvError(f"cache folder {base} cannot be read (permissions); set "
+                       "DMAHARNESS_CACHE to a folder of yours", path=str(base))
     return base
 
 
 def sub(name: str) -> Path:
-    """A subfolder of the cache folder, created on demand."""
+    """A subfolder of the cache folder, created on demand; EnvError naming
+    the folder when it cannot be made or written (a read-only cache, a file
+    in its place, a full disk)."""
     p = cache_dir() / name
-    p.mkdir(parents=True, exist_ok=True)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise EnvError(f"cache folder {p}: cannot make it ({e.strerror or e}); set "
+                       "DMAHARNESS_CACHE to a folder you may write", path=str(p)) from None
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise EnvError(f"cache folder {p} is not writable; set DMAHARNESS_CACHE to a folder "
+                       "you may write", path=str(p))
     return p
 
 
@@ -85,7 +100,11 @@ def locked(name: str, *, shared: bool = False, wait_message: str | None = None) 
     behind.  When the lock is busy, `wait_message` is printed once.
     """
     path = sub("locks") / f"{name}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise EnvError(f"cache lock {path}: cannot open it ({e.strerror or e})",
+                       path=str(path)) from None
     try:
         mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import paths
+from ..errors import EnvError
 
 PARTS = ("src", "work", "artifacts", "runs", "ccache", "initramfs", "scratch")
 
@@ -86,9 +87,10 @@ def trees() -> list[Tree]:
         try:
             st = json.loads(state_file.read_text())
             key, version = st["key"], st["version"]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             continue
-        if not paths.is_safe_name(key) or key != state_file.stem or not isinstance(version, str):
+        if (not paths.is_safe_name(key) or key != state_file.stem or not isinstance(version, str)
+                or not isinstance(st.get("patches", []), list)):
             continue            # not a state file a build wrote: never a path to remove
         tree = root / key
         if tree.is_symlink() or not tree.is_dir():
@@ -115,7 +117,12 @@ def _try_locks(names: list[str]) -> Iterator[bool]:
     fds = []
     try:
         for name in names:
-            fd = os.open(paths.sub("locks") / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            lock = paths.sub("locks") / f"{name}.lock"
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as e:
+                raise EnvError(f"cache lock {lock}: cannot open it ({e.strerror or e})",
+                               path=str(lock)) from None
             fds.append(fd)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -286,7 +286,15 @@ def load_artifacts(key: str) -> Artifacts | None:
     meta = d / "meta.json"
     if not meta.is_file():
         return None
-    return Artifacts(key, d, json.loads(meta.read_text()))
+    try:
+        m = json.loads(meta.read_text())
+    except (OSError, ValueError, RecursionError) as e:
+        m = e
+    if not isinstance(m, dict) or not isinstance(m.get("patches", []), list):
+        why = str(m)[:80] if isinstance(m, Exception) else "not the meta a build writes"
+        raise EnvError(f"{meta}: a corrupt cache entry ({why}); remove {d} (or rebuild "
+                       "with --force)", path=str(meta))
+    return Artifacts(key, d, m)
 
 
 # --- trees -------------------------------------------------------------------
@@ -551,7 +559,7 @@ def build(variant: AnyVariant, *, jobs: int | None = None, progress: Progress | 
             return BuildResult(art, True, time.monotonic() - t0)
     check_tools()
     with paths.locked(f"variant-{key}", wait_message=f"[{label}] waiting for another run building {key}"):
-        art = load_artifacts(key)
+        art = None if force else load_artifacts(key)
         if art and not force and (not need_tree or tree_ready(variant, key)):
             return BuildResult(art, True, time.monotonic() - t0)
         keep = art if art and not force else None       # only the tree is missing
@@ -616,8 +624,8 @@ def _debian_work(variant: Variant, key: str, label: str, progress: Progress) -> 
         "built": False,
     }
     try:   # a forced or interrupted rebuild leaves a usable seed behind
-        state["built"] = bool(json.loads(state_file.read_text()).get("built"))
-    except (OSError, ValueError):
+        state["built"] = json.loads(state_file.read_text()).get("built") is True
+    except (OSError, ValueError, AttributeError, RecursionError):    # a corrupt one is rewritten
         pass
     if not tree.is_dir():
         progress.note(f"[{label}] tree {tree} ({len(variant.patches)} patches)")
@@ -750,9 +758,10 @@ def _expected_steps(version: str) -> int | None:
     for meta in (paths.cache_dir() / "artifacts").glob(f"{version}-*/meta.json"):
         try:
             m = json.loads(meta.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
-        if not m.get("seeded_from") and m.get("steps"):
+        if (isinstance(m, dict) and not m.get("seeded_from") and isinstance(m.get("steps"), int)
+                and m["steps"] > 0):
             best = max(best or 0, m["steps"])
     return best
 

@@ -104,8 +104,13 @@ def pick_seed(variant, deb_version: str, cc: str, key: str) -> tuple[Path, dict]
     for state_file in work.glob("*.json"):
         try:
             st = json.loads(state_file.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
+        if (not isinstance(st, dict) or not paths.is_safe_name(st.get("key"))
+                or not isinstance(st.get("patches", []), list)
+                or not isinstance(st.get("touched", []), list)
+                or not all(isinstance(t, list) for t in st.get("touched", []))):
+            continue            # a corrupt state file: never a seed
         if (not st.get("built") or st.get("key") == key or st.get("version") != variant.version
                 or st.get("deb_version") != deb_version or st.get("cc") != cc):
             continue
