@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import jsonout
-from ..errors import HarnessError, InputError
+from ..errors import EnvError, HarnessError, InputError
 from ..kernel import ccachestats, debsource, profiles
 from ..kernel import series as kseries
 from ..boot import settings
 from ..pipeline import VariantSpec
 from ..campaign import kcidb
+from .reportscli import stdout_fault
 
 
 EPILOG = """\
@@ -67,10 +68,22 @@ def whole_number(text: str) -> int:
 def folder(text: str) -> Path:
     """argparse type: a folder to write into, made if missing; an existing
     file (or anything but a folder) there is refused before any work."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path (it would be the current folder)")
     p = Path(text)
     if os.path.lexists(p) and not p.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} exists and is not a folder")
     return p
+
+
+def out_file(text: str) -> Path:
+    """argparse type: a file to write; an empty path or an existing folder is
+    refused before any work."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path (it would be the current folder)")
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file")
+    return Path(text)
 
 
 def _setting(g, name: str, *, default_shown: Any = None, help_: str | None = None,
@@ -181,7 +194,7 @@ def flood_group(p, *, title: str = "flood (run settings)"):
 
 def output_group(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--json-out", type=Path, metavar="FILE",
+    p.add_argument("--json-out", type=out_file, metavar="FILE",
                    help="also write that JSON object to FILE, whole or not at all (also on "
                         "an error: then with \"ok\": false); what a campaign's jobs do")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
@@ -224,7 +237,14 @@ def kcidb_args(p) -> None:
 def emit(a, payload: dict, text: str) -> None:
     if getattr(a, "json_out", None):
         write_json_out(a.json_out, payload)
-    print(jsonout.dumps(payload) if a.json else text)
+    try:
+        print(jsonout.dumps(payload) if a.json else text, flush=True)
+    except BrokenPipeError:
+        raise                               # the reader left: main() says 0
+    except (OSError, ValueError) as e:      # /dev/full, an I/O error: the environment's
+        stdout_fault()
+        raise EnvError("cannot write the output to standard output: "
+                       f"{getattr(e, 'strerror', None) or e}") from None
 
 def write_json_out(path: Path, payload: dict) -> None:
     """--json-out FILE: the payload written whole or not at all (InputError)."""

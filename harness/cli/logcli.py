@@ -16,11 +16,11 @@ import sys
 from typing import Any, Callable
 
 from .. import files
-from ..errors import EXIT_USAGE, HarnessError
+from ..errors import EXIT_USAGE, EnvError, HarnessError
 from ..reports import engine, failnth
 from ..checks.case import load_case
 from ..checks.diff import Outcome, compare, exit_code, format_outcome
-from .reportscli import fail, log_parser, parse_args
+from .reportscli import fail, log_parser, parse_args, stdout_fault, wants_json
 
 
 def read_log(path: str, what: str = "console log") -> str:
@@ -41,6 +41,10 @@ def print_out(as_json: bool, obj: Any, text_of: Callable[[], str], indent: int =
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError) as e:      # a full disk: the environment's, exit 3
+        stdout_fault()
+        raise EnvError("cannot write the output to standard output: "
+                       f"{getattr(e, 'strerror', None) or e}") from None
 
 
 def run(argv: list[str], *, prog: str, description: str, log_help: str,
@@ -78,7 +82,7 @@ def diff_parser() -> argparse.ArgumentParser:
                     "unchanged, flaky (not in every run of its side).",
         epilog="Exit codes: 0 the outcome matches the case's expectation (without "
                "--case: nothing new appears), 1 it does not, 2 usage error, "
-               "4 unreadable log or bad case file (as `run --case`).")
+               "4 unreadable log or bad case file (as `run --case`).", allow_abbrev=False)
     ap.add_argument("logs", nargs="*", metavar="LOG",
                     help="console logs, one per run: the before logs, then --, then the after logs")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
@@ -91,7 +95,7 @@ def diff_main(argv: list[str]) -> int:
     """`dmaharness diff BEFORE_LOG... -- AFTER_LOG... [--json] [--case F]`."""
     prog = "dmaharness diff"
     ap = diff_parser()
-    as_json = "--json" in argv
+    as_json = wants_json(argv)
     if "--" not in argv:
         if any(a in ("-h", "--help") for a in argv):
             ap.print_help()

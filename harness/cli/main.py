@@ -22,6 +22,7 @@ from . import build, cache, campaign, case, logcli, reportscli, sources, sweep
 from .bisectrun import bisect_run
 from .capture import capture
 from .common import EPILOG, on_sigterm, write_json_out
+from .reportscli import stdout_fault, stdout_usable
 
 
 def parser() -> argparse.ArgumentParser:
@@ -30,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
         description="Build KASAN + DMA-API-debug kernels from Debian's linux-source (or your "
                     "own checkout), boot them in QEMU, and find DMA buffers handled in ways "
                     "x86 hides.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -53,6 +54,8 @@ def parser() -> argparse.ArgumentParser:
                    help="read a USB device with libusb and write its profile, for "
                         "run --device (fake-device/capture/: exit 0 all read, 3 some requests "
                         "failed, 1 nothing read)")
+    for child in sub.choices.values():        # --js is no --json: only exact option names
+        child.allow_abbrev = False
     return p
 
 
@@ -61,6 +64,9 @@ def run_job(argv: list[str]) -> int:
     try:
         args = campaign.job_args(argv)
     except HarnessError as e:
+        if reportscli.wants_json(argv):     # one JSON object, as every command's errors
+            print(jsonout.dumps({"command": "job", "ok": False, "error": e.to_json(),
+                                 "failure": e.message.splitlines()[0] if e.message else None}))
         sys.stderr.write(f"dmaharness job: error: {e.message}\n")
         return e.exit_code
     return main(args)
@@ -96,23 +102,36 @@ def main(argv: list[str] | None = None) -> int:
         a.run_args = run_args
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        return a.func(a)
+        stdout_usable()
+        code = a.func(a)
+        sys.stdout.flush()        # a full disk says so here, not at exit
+        return code
     except HarnessError as e:
         return _failed(a, e.to_json(), e.payload, e.message, e.detail, e.exit_code)
     except BrokenPipeError:       # `dmaharness run | head -1`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return errors.EXIT_OK
+    except (OSError, ValueError) as e:
+        why = stdout_fault()      # stdout full or broken: the environment's, not a bug
+        if why is None:
+            return _internal(a, e)
+        err = errors.EnvError(why)
+        return _failed(a, err.to_json(), {}, why, "", errors.EXIT_ENV)
     except KeyboardInterrupt:
         proc.stop_all()
         sys.stderr.write(f"\ndmaharness {a.command}: interrupted; nothing is left running, "
                          "and the cache stays consistent (rerun to continue)\n")
         return errors.EXIT_INTERRUPTED
     except Exception as e:        # a bug of ours: its own exit code, never a verdict's
-        proc.stop_all()
-        message = f"internal error (a dmaharness bug, please report it): {type(e).__name__}: {e}"
-        return _failed(a, {"kind": "internal", "message": message,
-                           "exit_code": errors.EXIT_INTERNAL}, {}, message,
-                       traceback.format_exc(), errors.EXIT_INTERNAL, always_detail=True)
+        return _internal(a, e)
+
+
+def _internal(a, e: Exception) -> int:
+    proc.stop_all()
+    message = f"internal error (a dmaharness bug, please report it): {type(e).__name__}: {e}"
+    return _failed(a, {"kind": "internal", "message": message,
+                       "exit_code": errors.EXIT_INTERNAL}, {}, message,
+                   traceback.format_exc(), errors.EXIT_INTERNAL, always_detail=True)
 
 
 def _failed(a, error: dict, payload: dict, message: str, detail: str, code: int, *,
@@ -126,7 +145,10 @@ def _failed(a, error: dict, payload: dict, message: str, detail: str, code: int,
         except HarnessError as e:             # the error itself is what we report
             sys.stderr.write(f"dmaharness {a.command}: {e.message}\n")
     if getattr(a, "json", False):
-        print(jsonout.dumps(failed))
+        try:
+            print(jsonout.dumps(failed), flush=True)
+        except (OSError, ValueError):         # stdout itself is what failed
+            stdout_fault()
     sys.stderr.write(f"\ndmaharness {a.command}: error: {message}\n")
     if detail and (always_detail or not getattr(a, "quiet", False)):
         sys.stderr.write(detail.rstrip() + "\n")

@@ -22,7 +22,8 @@ import traceback
 from typing import Any, Callable
 
 from .. import jsonout, proc
-from ..errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, HarnessError
+from ..errors import (EXIT_ENV, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE,
+                      EnvError, HarnessError)
 from ..jsonout import JSON_VERSION
 from ..reports import parallel, summary
 
@@ -37,27 +38,86 @@ def fail(prog: str, as_json: bool, message: str, code: int, kind: str = "input")
     return code
 
 
+def wants_json(argv: list[str]) -> bool:
+    """Whether an argv asks for --json, or for what argparse would have taken
+    for it before allow_abbrev=False (--js): its usage error is still one
+    JSON object."""
+    return any(x in ("--json", "--jso", "--js") or x.startswith("--json=") for x in argv)
+
+
+def stdout_fault() -> str | None:
+    """Why standard output cannot take what a command writes (closed, a full
+    disk, an I/O error), or None.  Once said, stdout is pointed at /dev/null
+    so that the interpreter's last flush does not fail the exit code again."""
+    out = sys.stdout
+    if out is None:
+        return "cannot write the output: standard output is closed"
+    try:
+        out.flush()
+        return None
+    except BrokenPipeError:
+        why = None
+    except (OSError, ValueError) as e:
+        why = f"cannot write the output to standard output: {getattr(e, 'strerror', None) or e}"
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+    return why
+
+
+def stdout_usable() -> None:
+    """EnvError (exit 3) before any work when standard output is closed."""
+    if sys.stdout is None or getattr(sys.stdout, "closed", False):
+        raise EnvError("cannot write the output: standard output is closed")
+
+
+# bisect-run speaks git bisect run's language: 0 good, 1 bad, >= 128 stops; its
+# own codes for what main() says with 3, 70 and "a reader left" (0 would be good)
+_BISECT_RUN = {"env": 131, "internal": 128, "reader_left": 131}
+
+
 def guarded(name: str, func: Callable[[list[str]], int], argv: list[str]) -> int:
     """A command that parses its own arguments (reports, diff, bisect-run,
     capture, job), with main()'s last resort: a bug of ours is exit 70 with
     its traceback on stderr (and one JSON object with --json), never a
-    verdict's 1; Ctrl-C is 130; a reader that left (``| head``) is no error."""
+    verdict's 1; Ctrl-C is 130; a reader that left (``| head``) is no error;
+    a closed or full standard output is the environment's (3)."""
+    codes = _BISECT_RUN if name == "bisect-run" else {
+        "env": EXIT_ENV, "internal": EXIT_INTERNAL, "reader_left": 0}
+    prog = f"dmaharness {name}"
     try:
-        return func(argv)
+        if sys.stdout is None or getattr(sys.stdout, "closed", False):
+            return fail(prog, False, "cannot write the output: standard output is closed",
+                        codes["env"], "environment")
+        code = func(argv)
+        sys.stdout.flush()          # a full disk says so here, not at exit
+        return code
     except KeyboardInterrupt:
         proc.stop_all()
-        sys.stderr.write(f"\ndmaharness {name}: interrupted; nothing is left running\n")
+        sys.stderr.write(f"\n{prog}: interrupted; nothing is left running\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        return codes["reader_left"]
+    except EnvError as e:           # print_out's: standard output is full or broken
+        return fail(prog, False, e.message, codes["env"], "environment")
+    except (OSError, ValueError) as e:
+        why = stdout_fault()
+        if why is None:
+            return _internal(prog, argv, e, codes["internal"])
+        return fail(prog, False, why, codes["env"], "environment")
     except Exception as e:
-        proc.stop_all()
-        code = fail(f"dmaharness {name}", "--json" in argv,
-                    f"internal error (a dmaharness bug, please report it): "
-                    f"{type(e).__name__}: {e}", EXIT_INTERNAL, "internal")
-        sys.stderr.write(traceback.format_exc())
-        return code
+        return _internal(prog, argv, e, codes["internal"])
+
+
+def _internal(prog: str, argv: list[str], e: Exception, code: int) -> int:
+    """A bug of ours: its exit code, its traceback on stderr."""
+    proc.stop_all()
+    fail(prog, wants_json(argv), f"internal error (a dmaharness bug, please report it): "
+         f"{type(e).__name__}: {e}", code, "internal")
+    sys.stderr.write(traceback.format_exc())
+    return code
 
 
 def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str
@@ -73,7 +133,7 @@ def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str
             return None, 0
         lines = err.getvalue().strip().splitlines()
         message = lines[-1].split(": error: ", 1)[-1] if lines else "bad command line"
-        if "--json" in argv:
+        if wants_json(argv):
             fail(prog, True, message, EXIT_USAGE, "usage")
         return None, EXIT_USAGE
 
@@ -81,7 +141,8 @@ def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str
 def log_parser(prog: str, description: str, log_help: str) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=prog, description=description,
-        epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.")
+        epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.",
+        allow_abbrev=False)
     ap.add_argument("log", help=log_help + " ('-' for stdin)")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
     return ap
@@ -135,6 +196,10 @@ def reports_main(argv: list[str]) -> int:
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    except OSError as e:                # a full disk: the environment's, exit 3
+        stdout_fault()
+        raise EnvError(f"cannot write the output to standard output: {e.strerror or e}") \
+            from None
     finally:
         got.close()
     return 0
