@@ -263,6 +263,8 @@ def load_case(path: Path | str) -> Case:
         data = tomllib.loads(files.read_text(path, "case file"))
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML: {e}", path=str(path)) from None
+    except RecursionError:              # arrays or tables nested thousands deep
+        raise InputError(f"{path}: not valid TOML: nested too deeply", path=str(path)) from None
     _check_keys(path, "", data, _TOP_KEYS)
     name = _string(path, "name", data["name"])
     if not paths.is_safe_name(name):          # it names the case's run folders

@@ -2,7 +2,10 @@
 
 Its own parser, and exit codes that git bisect run reads: 0 good, 1 bad,
 125 skip, and 128..132 to stop the bisection (a harness bug, usage,
-interrupted, environment, bad input).
+interrupted, environment, bad input).  Only a commit that cannot be built or
+tested itself is skipped: whatever is wrong with the set-up (the cache
+folder, the arguments, the case or fragments, a missing tool) would be wrong
+for every commit, so it stops the bisection instead of skipping them all.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import time
 import traceback
 from pathlib import Path
 
-from .. import errors, jsonout, proc
+from .. import errors, jsonout, paths, proc
 from ..errors import HarnessError
 from ..progress import Progress, fmt_duration
 from ..checks import bisect, bisectjob
 from .common import boot_group, flags, flood_group, on_sigterm, variant_group, variant_spec
+from .reportscli import stdout_fault, wants_json
 
 
 # --- exit codes for `git bisect run` ---------------------------------------------------
@@ -34,7 +38,7 @@ BR_USAGE = 129          # bad command line (argparse's own 2 would mean "bad")
 
 BR_INTERRUPTED = 130    # Ctrl-C or SIGTERM
 
-BR_ENV = 131            # a tool, package or the fake device's build is missing
+BR_ENV = 131            # a tool or package is missing, the cache folder is unusable, stdout full
 
 BR_INPUT = 132          # not a kernel checkout, a --series/--fragment file is wrong
 
@@ -65,15 +69,18 @@ exit codes (what git bisect run reads):
   0    good: no run showed the signature, and a bad kernel would have shown it
        with chance >= 1 - --max-miss given --repro-chance
   1    bad: a run showed the signature
-  125  skip: the detector series or --series does not apply, a config option
-       of the fragments does not stick, the kernel does not build, or the
-       guest failed in every run
+  125  skip: this commit cannot be tested: the detector series or --series
+       does not apply to it, a config option of the fragments does not stick,
+       it does not build, or the guest failed in every run
   128  internal error (a harness bug; traceback on stderr)   } git bisect run
   129  usage error (bad command line)                         } stops the
   130  interrupted (Ctrl-C, SIGTERM)                          } bisection on
-  131  environment: a tool or package is missing (make deps)  } any code
-  132  bad input: not a kernel checkout, a --series,          } above 127
-       --fragment or --case file is missing or wrong
+  131  environment: a tool or package is missing (make deps), } any code
+       the cache folder is unusable or inside the checkout,   } above 127:
+       standard output is closed or full                      } the set-up's
+  132  bad input: not a kernel checkout, a --series,          } fault, the
+       --fragment or --case file is missing or wrong          } same for
+                                                              } every commit
 
 verdict: runs are booted --parallel at a time (2) until harness/checks/bisect.py's
 decide() is decisive: bad after one run with the signature; good once
@@ -96,7 +103,8 @@ class _BisectRunParser(argparse.ArgumentParser):
 
 def bisect_run_parser() -> argparse.ArgumentParser:
     p = _BisectRunParser(prog="dmaharness bisect-run", description=BR_DESCRIPTION,
-                         epilog=BR_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                         epilog=BR_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                         allow_abbrev=False)
     g = p.add_argument_group("what to look for")
     g.add_argument("--signature", required=True, metavar="TITLE|REGEX",
                    help="a report title as `dmaharness reports` prints it, or a Python regex "
@@ -133,6 +141,20 @@ def bisect_run_args(argv: list[str]) -> argparse.Namespace:
         p.error("; ".join(bad))
     return a
 
+def check_cache(tree: Path) -> None:
+    """EnvError when the cache folder cannot serve any commit: not a folder,
+    not readable or writable, or inside the checkout being bisected (its
+    mirror and builds would land in the tree they are made from)."""
+    base = paths.cache_dir()
+    real = Path(tree).resolve()
+    if base == real or real in base.parents:
+        raise errors.EnvError(f"cache folder {base} is inside the checkout {real} being "
+                              "bisected; set DMAHARNESS_CACHE to a folder outside it",
+                              path=str(base))
+    for part in ("work", "locks"):
+        paths.sub(part)
+
+
 def bisect_run(argv: list[str]) -> int:
     err = io.StringIO()
     try:
@@ -141,7 +163,7 @@ def bisect_run(argv: list[str]) -> int:
     except SystemExit as e:
         sys.stderr.write(err.getvalue())
         code = e.code if isinstance(e.code, int) else BR_USAGE
-        if code and "--json" in argv:       # one JSON object, a bad command line included
+        if code and wants_json(argv):       # one JSON object, a bad command line included
             lines = err.getvalue().strip().splitlines()
             reason = lines[-1].split(": error: ", 1)[-1] if lines else "bad command line"
             print(jsonout.dumps({"command": "bisect-run", "ok": False, "verdict": "abort",
@@ -161,6 +183,7 @@ def bisect_run(argv: list[str]) -> int:
     try:
         bisect.Matcher(a.signature)
         spec = dataclasses.replace(variant_spec(a), tree=a.tree or Path.cwd())
+        check_cache(spec.tree)               # the set-up's fault: stop, never skip
         req = bisectjob.CommitRequest(spec, a.signature, flags(a), case=a.case,
                                       repro_chance=a.repro_chance, max_miss=a.max_miss,
                                       runs=a.runs, parallel=a.parallel)
@@ -189,7 +212,15 @@ def bisect_run(argv: list[str]) -> int:
     if detail:
         payload["detail"] = detail[-4000:]
     if a.json:
-        print(jsonout.dumps(payload))
+        try:
+            print(jsonout.dumps(payload), flush=True)
+        except BrokenPipeError:
+            stdout_fault()
+        except (OSError, ValueError) as e:  # no verdict git should act on: stop
+            stdout_fault()
+            code = BR_ENV
+            sys.stderr.write("bisect-run: cannot write the output to standard output: "
+                             f"{getattr(e, 'strerror', None) or e}\n")
     if detail and (code >= 128 or not a.quiet):
         sys.stderr.write(detail.rstrip() + "\n")
     what = {0: "good", 1: "bad", 125: "skip"}.get(code, "stop the bisection")

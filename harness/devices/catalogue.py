@@ -195,6 +195,8 @@ def parse(text: str, path: Path) -> Catalogue:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: {e}", path=str(path)) from None
+    except RecursionError:              # arrays or tables nested thousands deep
+        raise InputError(f"{path}: not valid TOML: nested too deeply", path=str(path)) from None
     unknown = sorted(set(data) - {"version", "helpers", "device", "subsystems"})
     if unknown:
         raise _err(path, "top level", f"unknown key(s) {', '.join(unknown)}")
