@@ -12,7 +12,8 @@ from ..checks import sweep, sweeptable, usbsweep
 from ..devices import usbdevices, usbgen
 from ..output import sitemail, sweephtml
 from .. import files
-from .common import EPILOG, boot_group, command_parser, emit, flags, output_group, variant_spec
+from .common import (EPILOG, boot_group, command_parser, emit, flags, folder, out_file, output_group,
+                     variant_spec)
 
 
 def cmd_usb_sweep(a, b) -> int:
@@ -119,10 +120,14 @@ def cmd_usb_drivers(a) -> int:
         for p in plans:
             if p.match is None:
                 continue
-            folder = out / p.module                 # a module name: [A-Za-z0-9_-]
-            folder.mkdir(parents=True, exist_ok=True)
+            mdir = out / p.module                 # a module name: [A-Za-z0-9_-]
+            try:
+                mdir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise errors.InputError(f"-o {a.output}: cannot make {mdir} "
+                                        f"({e.strerror or e})", path=str(mdir)) from None
             for i, attempt in enumerate(p.tries, 1):
-                f = folder / f"{i}-{attempt.replace('tpl:', 'tpl-')}.profile"
+                f = mdir / f"{i}-{attempt.replace('tpl:', 'tpl-')}.profile"
                 jsonout.write_text(f, usbgen.device_text(p, attempt, usbdevices.PROFILES_DIR))
                 written.setdefault(p.module, []).append(str(f))
     made = [p for p in plans if p.match is not None]
@@ -214,7 +219,7 @@ def add_parsers(sub) -> None:
     sr.add_argument("site", metavar="SITE", help="row number, site key or mapping function")
     sr.add_argument("--fix", type=Path, metavar="PATCH",
                     help="a git format-patch mail to append as the proposed fix")
-    sr.add_argument("-o", "--output", type=Path, metavar="FILE",
+    sr.add_argument("-o", "--output", type=out_file, metavar="FILE",
                     help="also write the report to FILE")
     output_group(sr)
     sr.set_defaults(func=cmd_site_report)
@@ -231,7 +236,7 @@ def add_parsers(sub) -> None:
         formatter_class=RawDescriptionHelpFormatter)
     ud.add_argument("alias", type=Path, metavar="MODULES_ALIAS",
                     help="a modules.alias file, or a folder holding one")
-    ud.add_argument("-o", "--output", type=Path, metavar="DIR",
+    ud.add_argument("-o", "--output", type=folder, metavar="DIR",
                     help="write every driver's profiles under DIR")
     output_group(ud)
     ud.set_defaults(func=cmd_usb_drivers)

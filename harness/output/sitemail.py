@@ -15,6 +15,7 @@ the folder of the JSON, and nothing is written but the report.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -26,6 +27,8 @@ from ..reports import engine, exposure, layout
 from .sweephtml import layout_from_json
 
 MAX_STACK = 24
+_ROW = re.compile(r"[0-9]{1,9}")
+_VERSION = re.compile(r"[0-9]{1,2}\.[0-9]{1,3}")   # harness.kernel.debsource's MAJOR.MINOR
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def _strs(v: Any) -> list[str]:
 def pick(sites: list, which: str, path: Path) -> tuple[int, dict]:
     """(1-based row, site) named by a row number, a key or a function name."""
     rows = [s for s in sites if isinstance(s, dict)]
-    if which.isdigit():
+    if _ROW.fullmatch(which):           # ASCII digits only: int() takes '²' and 5000 digits badly
         n = int(which)
         if not 1 <= n <= len(rows):
             raise InputError(f"{path}: no site {n} (it has {len(rows)})", path=str(path))
@@ -143,8 +146,8 @@ def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None) ->
     key = _str(site.get("key"))
     fn = _str(site.get("function"), "?")
     version = _str(payload.get("kernel")) or None
-    if version is not None and not version.replace(".", "").isdigit():
-        version = None
+    if version is not None and not _VERSION.fullmatch(version):
+        version = None                  # not MAJOR.MINOR ("6.1.5", "../x"): unknown
     f = _facts(site)
     struct, member = _str(site.get("struct")), _str(site.get("member"))
     member = member.split(" of ")[0]            # "events[0] of events[8]"
