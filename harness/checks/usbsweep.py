@@ -40,6 +40,8 @@ from ..progress import Progress
 from . import sweep, sweeptable
 
 # folders whose every tristate is a USB driver (or the menu above them)
+MODULE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")     # as modules.alias names them
+
 USB_DIRS = ("drivers/usb/serial", "drivers/usb/misc", "drivers/usb/class", "drivers/usb/storage",
             "drivers/usb/image", "drivers/usb/atm", "drivers/net/usb", "drivers/media/usb",
             "sound/usb", "drivers/hid")
@@ -339,6 +341,15 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
     if bad:         # before the build
         raise errors.InputError(f"--layouts: {', '.join(bad)}: not a layout (tpl, "
                                 f"{', '.join(usbgen.LAYOUTS)})")
+    # before the build too: a name's syntax (a module name is never a path);
+    # whether the tree has it, the built kernel's modules.alias says below
+    # (cheap when the sweep kernel is cached: Kconfig names options, not modules)
+    odd = [d for d in req.drivers if not MODULE_NAME.fullmatch(d)]
+    if odd:
+        raise errors.InputError(f"--drivers: {odd[0][:80]!r} is not a module name (letters, "
+                                "digits, '_' and '-')")
+    if not 1 <= req.per_boot <= 8 or req.max_tries < 0:
+        raise errors.InputError("--per-boot is 1 to 8 (the xHCI ports a boot has); --tries >= 0")
     t, gen = usb_target(req.variant, progress, generate=not req.as_configured)
     build = pipeline.build(t, progress=progress)
     art = build.artifacts

@@ -24,7 +24,8 @@ from .. import errors, jsonout, paths, proc
 from ..errors import HarnessError
 from ..progress import Progress, fmt_duration
 from ..checks import bisect, bisectjob
-from .common import boot_group, flags, flood_group, on_sigterm, variant_group, variant_spec
+from .common import (boot_group, count, flags, flood_group, on_sigterm, variant_group,
+                     variant_spec)
 from .reportscli import stdout_fault, wants_json
 
 
@@ -115,8 +116,8 @@ def bisect_run_parser() -> argparse.ArgumentParser:
                    help="chance that one run of a bad kernel shows the signature (0.8)")
     g.add_argument("--max-miss", type=float, default=0.05,
                    help="accepted chance that a good verdict misses a bad kernel (0.05)")
-    g.add_argument("--runs", type=int, default=6, help="most runs per step (6)")
-    g.add_argument("--parallel", type=int, default=2, help="runs booted at once (2)")
+    g.add_argument("--runs", type=count, default=6, help="most runs per step (6)")
+    g.add_argument("--parallel", type=count, default=2, help="runs booted at once (2)")
     flood_group(p)
     boot_group(p, timeout_help="seconds allowed beyond --duration", run_dir=False)
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")

@@ -15,7 +15,7 @@ from ..progress import Progress
 from ..boot import initramfs, settings
 from ..checks import bisectjob
 from .case import cmd_run_case
-from .common import boot_group, command_parser, emit, flags, flood_group, variant_spec
+from .common import boot_group, command_parser, count, emit, flags, flood_group, variant_spec
 
 
 def _profile_lines(payload: dict) -> str:
@@ -208,14 +208,14 @@ def add_parsers(sub) -> None:
     boot_group(rn, timeout_help="seconds allowed beyond --duration", profile=True)
     flood_group(rn)
     g = rn.add_argument_group("case (before/after diff, with --case)")
-    g.add_argument("--runs", type=int, default=2, help="runs per variant (2)")
-    g.add_argument("--parallel", type=int, default=2,
+    g.add_argument("--runs", type=count, default=2, help="runs per variant (2)")
+    g.add_argument("--parallel", type=count, default=2,
                    help="guests booted at once (2; one per core is about right)")
     g.add_argument("--case-variant", metavar="NAME",
                    help="with --case-run: one run of this variant only, its kernel reports "
                         "folded by title in the JSON (a campaign's job; `dmaharness collect` "
                         "diffs them); exit 0 when the guest ran, 6 when it failed")
-    g.add_argument("--case-run", type=int, metavar="N", help="which run (from 1)")
+    g.add_argument("--case-run", type=count, metavar="N", help="which run (from 1)")
     g.add_argument("--catalogue", type=Path, metavar="FILE",
                    help="a case with [devices] catalogue: the device catalogue its entries come "
                         "from (default kconfig-fragments/sweep/catalogue.toml); its kernel is "

@@ -8,7 +8,8 @@ from .. import errors
 from ..progress import Progress
 from ..checks import bisect, bisectjob, caserun, diff, pointing
 from ..output import htmlreport
-from .common import EPILOG, boot_group, command_parser, emit, flags, flood_group, variant_spec
+from .common import (EPILOG, boot_group, chance, command_parser, count, emit, flags, flood_group,
+                     variant_spec, whole_number)
 
 
 def cmd_run_case(a) -> int:
@@ -80,19 +81,19 @@ def add_parsers(sub) -> None:
     g.add_argument("--signature", required=True, metavar="TITLE|REGEX",
                    help="a report title as `dmaharness reports` prints it, or a Python regex "
                         "searched in titles")
-    g.add_argument("--good", type=int, metavar="N",
+    g.add_argument("--good", type=whole_number, metavar="N",
                    help="prefix length without the signature (default 0)")
-    g.add_argument("--bad", type=int, metavar="M",
+    g.add_argument("--bad", type=whole_number, metavar="M",
                    help="prefix length with the signature (default: the whole series)")
     g.add_argument("--fresh", action="store_true", help="ignore the log of an earlier run")
     g = bs.add_argument_group("verdicts")
-    g.add_argument("--runs", type=int, default=6, help="most runs per step (6)")
-    g.add_argument("--endpoint-runs", type=int, default=4,
+    g.add_argument("--runs", type=count, default=6, help="most runs per step (6)")
+    g.add_argument("--endpoint-runs", type=count, default=4,
                    help="runs at each end; the bad end's estimate the repro chance (4)")
-    g.add_argument("--parallel", type=int, default=2, help="guests booted at once (2)")
-    g.add_argument("--min-hits", type=int, default=1,
+    g.add_argument("--parallel", type=count, default=2, help="guests booted at once (2)")
+    g.add_argument("--min-hits", type=count, default=1,
                    help="runs showing the signature that make a step bad (1)")
-    g.add_argument("--max-miss", type=float, default=0.05,
+    g.add_argument("--max-miss", type=chance, default=0.05,
                    help="accepted chance that a good verdict misses a bad kernel (0.05)")
     boot_group(bs, timeout_help="seconds allowed beyond --duration")
     flood_group(bs)

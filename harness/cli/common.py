@@ -65,6 +65,23 @@ def whole_number(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number >= 0: {text!r}")
     return n
 
+def count(text: str) -> int:
+    """argparse type: a count of runs, guests or jobs, 1 to 10000."""
+    n = whole_number(text)
+    if not 1 <= n <= 10000:
+        raise argparse.ArgumentTypeError(f"not a count from 1 to 10000: {text!r}")
+    return n
+
+def chance(text: str) -> float:
+    """argparse type: a probability strictly between 0 and 1 (nan, inf refused)."""
+    try:
+        p = float(text)
+    except ValueError:
+        p = -1.0
+    if not 0 < p < 1:
+        raise argparse.ArgumentTypeError(f"not a chance between 0 and 1 (exclusive): {text!r}")
+    return p
+
 def folder(text: str) -> Path:
     """argparse type: a folder to write into, made if missing; an existing
     file (or anything but a folder) there is refused before any work."""
@@ -139,7 +156,7 @@ def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = T
                    help="do not apply patches/<version>/series, the detector (a stock kernel; "
                         "the detector and kunit fragments are left out too unless "
                         "--fragment is given)")
-    g.add_argument("-j", "--jobs", type=int, help="make -j (default: number of CPUs)")
+    g.add_argument("-j", "--jobs", type=count, help="make -j (default: number of CPUs)")
     g.add_argument(ccachestats.FLAG, dest="ccache_remote", metavar="URL",
                    help="share compiled objects with other machines (a campaign's workers) "
                         "through ccache's remote storage: redis://HOST[:PORT], "

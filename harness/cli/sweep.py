@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from argparse import RawDescriptionHelpFormatter
+import re
+from argparse import ArgumentTypeError, RawDescriptionHelpFormatter
 from pathlib import Path
 
 from .. import errors, jsonout
@@ -13,25 +14,49 @@ from ..devices import usbdevices, usbgen
 from ..output import sitemail, sweephtml
 from .. import files
 from .common import (EPILOG, boot_group, command_parser, emit, flags, folder, out_file, output_group,
-                     variant_spec)
+                     variant_spec, whole_number)
+
+
+_NUMBER = re.compile(r"[0-9]{1,4}")
+
+
+def per_boot(text: str) -> int:
+    """argparse type: --per-boot, 1 to 8 (the xHCI ports a boot has)."""
+    n = whole_number(text)
+    if not 1 <= n <= 8:
+        raise ArgumentTypeError(f"{text!r}: 1 to 8 (the xHCI ports a boot has)")
+    return n
+
+
+def driver_names(a) -> tuple[str, ...]:
+    """--drivers' module names, their syntax checked at the door (a name that
+    could be a path, '../x', is refused before the sweep kernel's build of
+    up to 25 minutes).  Whether the tree has such a module is only known
+    from the built kernel's modules.alias (Kconfig names options, not
+    modules; the Makefiles name objects by variables), so usbsweep checks
+    that after the build."""
+    drivers = tuple(d for part in a.drivers for d in part.split(",") if d)
+    bad = [d for d in drivers if not usbsweep.MODULE_NAME.fullmatch(d)]
+    if bad:
+        raise errors.HarnessError(f"--drivers {bad[0][:80]!r} is not a module name (letters, "
+                                  "digits, '_' and '-')")
+    return drivers
 
 
 def cmd_usb_sweep(a, b) -> int:
     if a.devices or a.catalogue or a.job:
         raise errors.InputError("sweep --usb-drivers takes none of --devices, --catalogue, --job")
-    if not 1 <= a.per_boot <= 8 or a.tries < 0:
-        raise errors.InputError("--per-boot is 1 to 8 (the xHCI ports a boot has); --tries >= 0")
     base = sweeptable.load_sites(a.baseline) if a.baseline else None
     batch = None
     if a.batch is not None:
         k, _, n = a.batch.partition("/")
-        if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n) <= 1000):
+        if not (_NUMBER.fullmatch(k) and _NUMBER.fullmatch(n) and 1 <= int(k) <= int(n) <= 1000):
             raise errors.InputError(f"--batch {a.batch[:40]!r}: K/N with 1 <= K <= N <= 1000")
         batch = (int(k), int(n))
-    drivers = tuple(d for part in a.drivers for d in part.split(",") if d)
+    drivers = driver_names(a)
     res = usbsweep.usb_sweep(usbsweep.UsbSweepRequest(
-        variant_spec(a, series_=False), b, drivers, a.per_boot, parallel=a.parallel,
-        max_tries=a.tries, run_dir=a.run_dir, plan_only=a.list, as_configured=a.as_configured,
+        variant_spec(a, series_=False), b, drivers, 8 if a.per_boot is None else a.per_boot,
+        parallel=a.parallel, max_tries=a.tries or 0, run_dir=a.run_dir, plan_only=a.list, as_configured=a.as_configured,
         batch=batch, layouts=tuple(x for part in a.layouts for x in part.split(",") if x)),
         Progress(quiet=a.quiet))
     payload, text, code = res.to_json(), usbsweep.format_text(res), errors.EXIT_OK
@@ -61,8 +86,13 @@ def _finish(a, base, payload: dict, text: str, code: int, stem: Path, page: dict
 
 def cmd_sweep(a) -> int:
     if a.usb_drivers:
+        driver_names(a)             # before the settings and the build
         return cmd_usb_sweep(a, settings.resolve(flags(a), boot=settings.BootSettings(
             timeout=300.0, smp=1))[0])
+    given = [f for f, v in (("--per-boot", a.per_boot), ("--tries", a.tries)) if v is not None]
+    if given:                       # not silently ignored: the user meant something
+        raise errors.HarnessError(f"{' and '.join(given)} "
+                                  f"{'go' if len(given) > 1 else 'goes'} with --usb-drivers")
     if a.drivers or a.as_configured or a.batch or a.layouts:
         raise errors.InputError("--drivers, --as-configured, --batch and --layouts go with "
                                 "--usb-drivers")
@@ -170,7 +200,7 @@ def add_parsers(sub) -> None:
     g.add_argument("--baseline", type=Path, metavar="FILE",
                    help="an earlier sweep's sweep.json or usb-sweep.json (or --json output): "
                         "list new, gone and unchanged sites; exit 1 when they differ, as diff(1)")
-    g.add_argument("--parallel", type=int, default=0,
+    g.add_argument("--parallel", type=whole_number, default=0,
                    help="guests booted at once (default: one per core)")
     g.add_argument("--list", action="store_true",
                    help="build the sweep kernel (cached) and list what would run and what is "
@@ -194,9 +224,9 @@ def add_parsers(sub) -> None:
     g.add_argument("--layouts", action="append", default=[], metavar="LIST",
                    help="--usb-drivers: only these tries of each driver's plan (comma-separated: "
                         "tpl for a class template, " + ", ".join(usbgen.LAYOUTS) + "; default all)")
-    g.add_argument("--per-boot", type=int, default=8, metavar="N",
-                   help="--usb-drivers: devices a boot (8)")
-    g.add_argument("--tries", type=int, default=0, metavar="N",
+    g.add_argument("--per-boot", type=per_boot, default=None, metavar="N",
+                   help="--usb-drivers: devices a boot, 1 to 8 (8)")
+    g.add_argument("--tries", type=whole_number, default=None, metavar="N",
                    help="--usb-drivers: tries a driver (default: its whole plan)")
     g.add_argument("--job", metavar="DEVICE",
                    help="a sweep campaign's job (`plan sweep`): the one boot of this device "
