@@ -4,9 +4,9 @@
 
     campaign.json   what the jobs are and how to merge them (versioned)
     jobs.txt        one job a line, `dmaharness job ID`: it runs that job's
-                    arguments (campaign.json carries them byte for byte,
-                    whatever they hold) and writes its --json result to
-                    results/<id>.json
+                    arguments (campaign.json carries them byte for byte;
+                    only what a plan writes runs: harness/cli/jobcheck.py)
+                    and writes its --json result to results/<id>.json
     case/           the case, copied (its patches are relative to it)
     results/        what came back
 
@@ -431,7 +431,8 @@ def load(folder: Path) -> Campaign:
     """A campaign folder's campaign.json, checked whole before anything uses it:
     a campaign travels (a mail, a shared folder), so every name that becomes
     a path is a safe name, every job's result is results/<its id>.json, and
-    every job runs `run` or `sweep` with arguments that are strings."""
+    every job runs `run` or `sweep` with arguments that are strings (which
+    options: harness/cli/jobcheck.py, before anything runs)."""
     f = folder / CAMPAIGN_FILE
     if not folder.is_dir():
         raise InputError(f"{folder} is not a campaign folder (not a folder)", path=str(folder))

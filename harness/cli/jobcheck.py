@@ -76,14 +76,20 @@ def given(command: str, args: list[str]) -> dict[str, tuple[str, object]]:
     """The options ``args`` give to ``command`` ('run' or 'sweep'), parsed as
     its command line is: {dest: (option, value)}; _Refused with argparse's
     message (abbreviations, --opt=value and the like are argparse's)."""
-    base = vars(_parse([command]))
+    base, names = _defaults(command)
     got = vars(_parse([command, *args]))
+    return {d: (names.get(d, d), got[d]) for d in got if got[d] != base.get(d)}
+
+
+@functools.lru_cache(maxsize=None)
+def _defaults(command: str) -> tuple[dict, dict]:
+    """``command``'s values when no option is given, and each option's long name."""
     names = {}
     sp = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)][0]
     for a in sp.choices[command]._actions:
         if a.option_strings:
             names[a.dest] = max(a.option_strings, key=len)
-    return {d: (names.get(d, d), got[d]) for d in got if got[d] != base.get(d)}
+    return vars(_parse([command])), names
 
 
 def run_args_problem(command: str, args: list[str], kind: str) -> str:
@@ -142,6 +148,13 @@ def _in_checkout(rel: str) -> bool:
 def check_campaign(c: campaign.Campaign) -> None:
     """Every job of ``c`` (and, for a bisection, the jobs it will add) is one
     its plan writes; else InputError naming the job and the option."""
+    _check_about(c)
+    for j in c.jobs:
+        check_job(c, j)
+
+
+def _check_about(c: campaign.Campaign) -> None:
+    """What of campaign.json's top level goes into jobs' arguments."""
     a = c.about
     if c.kind == "case" and a.get("job_case") != a.get("case_folder") \
             and not _in_checkout(str(a.get("job_case") or "")):
@@ -153,8 +166,6 @@ def check_campaign(c: campaign.Campaign) -> None:
         why = run_args_problem("run", a["extra"], "bisect")
         if why:
             _refuse(c, "(next steps)", f"extra: {why}")
-    for j in c.jobs:
-        check_job(c, j)
 
 
 def check_job(c: campaign.Campaign, j: campaign.Job) -> None:
@@ -171,6 +182,13 @@ def check_job(c: campaign.Campaign, j: campaign.Job) -> None:
     why = run_args_problem(j.argv[0], list(j.argv[fixed:]), c.kind)
     if why:
         _refuse(c, j.id, why)
+    try:                                # and whole, as `run`/`sweep` will read it
+        whole = given(j.argv[0], list(j.argv[1:]))
+    except _Refused as e:
+        _refuse(c, j.id, f"not a command line of `{j.argv[0]}` ({str(e).strip()})")
+    out = whole.get("json_out", ("", None))[1]
+    if str(out) != j.result or any(d in whole for d in HOST if d != "json_out"):
+        _refuse(c, j.id, f"its output is not {j.result} alone")
 
 
 def job_argv(folder: Path, jid: str) -> list[str]:
@@ -181,6 +199,7 @@ def job_argv(folder: Path, jid: str) -> list[str]:
     if job is None:
         campaign.job_argv(folder, jid)          # its error: no such job
         raise InputError(f"no job {jid!r}")     # (not reached)
+    _check_about(c)
     check_job(c, job)
     cfolder.mkdir(folder, "results", "the results folder")
     cfolder.require(folder, job.result, cfolder.FILE, "job result")
