@@ -12,11 +12,12 @@ its driver is no fix.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .. import errors
+from .. import errors, pipeline
 from ..boot import qemu
 from ..boot.settings import BootSettings
 from ..devices import catalogue
@@ -49,6 +50,14 @@ def prepare(case: Case, spec: VariantSpec, catalogue_path: Optional[Path],
     if spec.series:
         raise errors.InputError(f"case {case.name} attaches catalogue devices: its kernel is the "
                                 "sweep kernel with the case's patches; drop --series")
+    # the kernel the case is written for (patches/<X.Y>/cases/NAME), before the
+    # sweep target unpacks (or downloads) a source tree of the wrong one
+    ver = case.folder.parent.parent.name if case.folder.parent.name == "cases" else None
+    chosen = pipeline.target(spec)          # its version and series; nothing unpacked
+    if ver and re.fullmatch(r"\d+\.\d+", ver) and ver != chosen.version:
+        raise errors.InputError(f"case {case.folder} is for linux {ver}, not linux "
+                                f"{chosen.version}: its devices are those of the {ver} sweep "
+                                f"(catalogue {cat.path})", path=str(case.path))
     t, absent = sweep.sweep_target(spec, cat, progress)
     return t, CaseDevices(cat, tuple(known[n] for n in case.catalogue), absent)
 
