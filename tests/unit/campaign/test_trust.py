@@ -323,6 +323,14 @@ class Results(Base):
         self.assertEqual(job["seconds"], 0.0)
         self.assertIn("exit 1 on box", job["why"])
 
+    def test_a_failed_jobs_garbage_is_no_bug_of_the_kcidb_export(self):
+        self.plan()
+        self.write_results(lambda res: res.update(ok=False, signatures=[1], error="x",
+                                                  build=5, kernel=[1], outcome={"a": 1}))
+        code, _, err = self.collect("--kcidb", str(self.tmp / "k.json"),
+                                    "--junit", str(self.tmp / "j.xml"))
+        self.assertIn(code, (errors.EXIT_INPUT, errors.EXIT_INCOMPLETE), err)
+
     def test_escape_sequences_never_reach_the_terminal(self):
         self.plan()
         self.write_results(lambda res: res["signatures"][0].update(title="KASAN: \x1b]0;pwn\x07x"))
