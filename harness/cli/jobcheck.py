@@ -61,10 +61,12 @@ class _Parser(argparse.ArgumentParser):
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="dmaharness", add_help=False)
+    p = _Parser(prog="dmaharness", add_help=False, allow_abbrev=False)
     sub = p.add_subparsers(dest="command")
     build.add_parsers(sub)          # run
     sweep.add_parsers(sub)          # sweep
+    for child in sub.choices.values():      # exact option names only, as main.parser()
+        child.allow_abbrev = False
     return p
 
 
