@@ -270,7 +270,7 @@ def add_parsers(sub) -> None:
                    help="the USB driver sweep (`sweep --usb-drivers`) instead of the catalogue: "
                         "its drivers in --shares jobs")
     g.add_argument("--shares", type=int, default=8, metavar="N",
-                   help="--usb-drivers: jobs, each every N-th driver (8)")
+                   help="--usb-drivers: jobs, each every N-th driver (8; 1 to 1000)")
     pl.set_defaults(run_args=[])
     output_group(pl)
     pl.set_defaults(func=cmd_plan)
