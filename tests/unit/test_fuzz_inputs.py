@@ -387,7 +387,9 @@ class Fuzz(unittest.TestCase):
             if any(w in ("--js", "--jso") for w in argv) and "--" not in argv \
                     and code != usage and argv[0] != "job":
                 why.append(f"an abbreviation of --json taken (exit {code})")
-            if any(f"case-{n}" in w for w in argv for n in ("qemu-", "agent-bad")) and code == 5:
+            named = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "--case"] + \
+                (argv[2:3] if argv[:2] == ["plan", "case"] else [])
+            if any(f"case-{n}" in w for w in named for n in ("qemu-", "agent-bad")) and code == 5:
                 why.append("a case asking QEMU for a host file (or the agent for a bad "
                            "argument) reached the build")
             if argv[0] in ("collect", "campaign") and "\x1b" in stdout:
