@@ -148,7 +148,8 @@ def check_cache(tree: Path) -> None:
     mirror and builds would land in the tree they are made from)."""
     base = paths.cache_dir()
     real = Path(tree).resolve()
-    if base == real or real in base.parents:
+    # a folder that is no git checkout is bad input, which test_commit says (132)
+    if (real / ".git").exists() and (base == real or real in base.parents):
         raise errors.EnvError(f"cache folder {base} is inside the checkout {real} being "
                               "bisected; set DMAHARNESS_CACHE to a folder outside it",
                               path=str(base))

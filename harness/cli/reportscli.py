@@ -68,7 +68,7 @@ def stdout_fault() -> str | None:
 
 def stdout_usable() -> None:
     """EnvError (exit 3) before any work when standard output is closed."""
-    if sys.stdout is None or getattr(sys.stdout, "closed", False):
+    if sys.stdout is None or getattr(sys.stdout, "closed", False) is True:
         raise EnvError("cannot write the output: standard output is closed")
 
 
@@ -87,7 +87,7 @@ def guarded(name: str, func: Callable[[list[str]], int], argv: list[str]) -> int
         "env": EXIT_ENV, "internal": EXIT_INTERNAL, "reader_left": 0}
     prog = f"dmaharness {name}"
     try:
-        if sys.stdout is None or getattr(sys.stdout, "closed", False):
+        if sys.stdout is None or getattr(sys.stdout, "closed", False) is True:
             return fail(prog, False, "cannot write the output: standard output is closed",
                         codes["env"], "environment")
         code = func(argv)
