@@ -90,6 +90,12 @@ def folder(text: str) -> Path:
     p = Path(text)
     if os.path.lexists(p) and not p.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} exists and is not a folder")
+    up = p.absolute().parent          # the nearest folder that exists: one it can be made in
+    while not os.path.lexists(up) and up != up.parent:
+        up = up.parent
+    if not up.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: {up} is not a folder, so it cannot be "
+                                         "made")
     return p
 
 

@@ -123,7 +123,7 @@ description and source.
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m harness.devices.lsusb", description=HELP,
+    ap = argparse.ArgumentParser(prog="python3 -m harness.devices.lsusb", allow_abbrev=False, description=HELP,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("listing", nargs="?", type=Path, help="lsusb -v text of one device")
     ap.add_argument("-o", "--output", type=Path, help="write the profile here (default: stdout)")

@@ -835,7 +835,7 @@ def report_layout(report, artifacts: Path | str, **kw) -> Optional[Layout]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python3 -m harness.reports.layout",
+        prog="python3 -m harness.reports.layout", allow_abbrev=False,
         description="Print the structure layout around the buffer of each detector "
                     "report of a console log.")
     ap.add_argument("--artifacts", required=True, help="the variant's artifacts folder")

@@ -80,6 +80,15 @@ class BadInputIsNotABug(WithCache):
             code, _, err = run(argv)
             self.assertEqual(code, errors.EXIT_USAGE, (argv, err[-300:]))
 
+    def test_a_run_folder_under_a_file(self):
+        """--run-dir A/B where A is a file: refused at the door, not NotADirectoryError."""
+        (self.tmp / "afile").write_text("x")
+        with mock.patch.object(kbuild, "build", side_effect=NO_BUILD):
+            code, out, err = run(["run", "--case", "patches/6.1/cases/uvc-status-buffer",
+                                  "--run-dir", str(self.tmp / "afile" / "x"), "--json"])
+        self.assertEqual(code, errors.EXIT_USAGE, err[-300:])
+        self.assertIn("is not a folder", json.loads(out)["error"]["message"])
+
 
 class BrokenEnvironment(WithCache):
     def test_a_cache_folder_that_is_a_file(self):
