@@ -103,11 +103,13 @@ def _write_json(folder: Path, rel: str, data: Any) -> None:
 
 
 def _copy_case(case: Case, dest: Path) -> None:
-    """The case's own files into the campaign: case.toml, the patches it
-    names (load_case proved each a regular file inside the case's folder)
-    and its README; nothing else of the folder, and no link, travels."""
+    """The case's own files into the campaign: case.toml, the patches and
+    device profiles it names (load_case proved each a regular file inside
+    the case's folder) and its README; nothing else of the folder, and no
+    link, travels."""
     top = case.path.parent
-    wanted = [case.path] + [p.path for v in [case.before, *case.afters] for p in v.patches]
+    wanted = [case.path] + [p.path for v in [case.before, *case.afters] for p in v.patches] \
+        + [Path(d) for d in case.run.get("devices", ()) if os.path.isabs(d)]
     readme = top / "README.md"
     if readme.is_file() and not readme.is_symlink():
         wanted.append(readme)

@@ -67,6 +67,7 @@ from .. import files, paths
 from ..errors import InputError
 from ..kernel.series import Patch
 from ..boot import settings
+from ..devices import usbdevices
 
 CASE_FILE = "case.toml"
 ROLES = ("before", "after")
@@ -169,9 +170,31 @@ def _run(path: Path, table: Any) -> dict[str, Any]:
         return {}
     _check_keys(path, "run", table, {k: False for k in settings.CASE_KEYS})
     try:
-        return settings.check(table, where="run.")
+        run = settings.check(table, where="run.")
     except InputError as e:
         raise InputError(f"{path}: {e.message}", path=str(path)) from None
+    if "devices" in run:
+        run["devices"] = tuple(_device(path, f"run.devices[{i}]", d)
+                               for i, d in enumerate(run["devices"]))
+    return run
+
+
+def _device(path: Path, key: str, spec: str) -> str:
+    """A case's USB device profile: a shipped profile's name, or a file of
+    the case's own folder (as its patches are), made absolute."""
+    if re.fullmatch(r"[a-z0-9][a-z0-9-]{0,100}", spec) and \
+            os.path.isfile(usbdevices.PROFILES_DIR / f"{spec}.profile"):
+        return spec
+    folder = path.parent
+    if Path(spec).is_absolute():
+        raise _err(path, key, f"{spec!r}: a shipped profile's name, or a profile file "
+                   f"relative to {folder}")
+    target = files.resolve(folder / spec, f"{path}: {key}")
+    if folder.resolve() not in target.parents:
+        raise _err(path, key, f"{spec!r} is outside the case's folder {folder}: a case names "
+                   "only its own profiles")
+    files.check_file(target, f"{path}: {key}: profile")
+    return str(target)
 
 
 def _variants(path: Path, value: Any) -> tuple[CaseVariant, ...]:

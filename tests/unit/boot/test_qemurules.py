@@ -99,6 +99,20 @@ class CaseFile(unittest.TestCase):
                 self.assertEqual(code, errors.EXIT_INPUT, err)
                 self.assertFalse(json.loads(out)["ok"])
 
+    def test_a_cases_device_profiles_are_its_own(self):
+        """run.devices: a shipped name or a file of the case's folder, never a host path."""
+        for spec in ("/etc/passwd", "../../../../etc/passwd", "missing.profile"):
+            d = self.case_with(f'devices = ["{spec}"]\n')
+            with self.subTest(spec=spec), self.assertRaises(errors.InputError) as e:
+                load_case(d)
+            self.assertIn("run.devices[0]", e.exception.message)
+        d = self.case_with('devices = ["mine.profile"]\n')
+        (d / "mine.profile").write_text("name mine\n")
+        self.assertEqual(load_case(d).run["devices"], (str((d / "mine.profile").resolve()),))
+        shipped = sorted((ROOT / "fake-device" / "profiles").glob("*.profile"))[0].stem
+        d = self.case_with(f'devices = ["{shipped}"]\n')
+        self.assertEqual(load_case(d).run["devices"], (shipped,))
+
     def test_the_keyboard_stays_free(self):
         """Your own --qemu-opts is yours: parsed, not filtered."""
         self.assertEqual(settings.SETTINGS["qemu_opts"].parse("-pidfile /tmp/x"),
