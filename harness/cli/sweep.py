@@ -11,7 +11,7 @@ from ..progress import Progress
 from ..boot import settings
 from ..checks import sweep, sweeptable, usbsweep
 from ..devices import usbdevices, usbgen
-from ..output import sitemail, sweephtml
+from ..output import mail, sitemail, sweephtml
 from .. import files
 from .common import (EPILOG, boot_group, command_parser, emit, flags, folder, out_file, output_group,
                      variant_spec, whole_number)
@@ -134,10 +134,12 @@ def cmd_site_report(a) -> int:
     if not isinstance(payload, dict):
         raise errors.InputError(f"{a.sweep_json}: not the JSON of a sweep (not an object)",
                                 path=str(a.sweep_json))
-    mail = sitemail.render(payload, a.site, a.sweep_json, a.fix)
+    # the sender's identity: needed for a fix (their sign-off), else used when git has one
+    sender = mail.identity() if a.fix else mail.identity_or_none()
+    report = sitemail.render(payload, a.site, a.sweep_json, a.fix, sender)
     if a.output:
-        jsonout.write_text(a.output, mail.text())
-    emit(a, mail.to_json(), mail.text().rstrip("\n"))
+        jsonout.write_text(a.output, report.text())
+    emit(a, report.to_json(), report.text().rstrip("\n"))
     return errors.EXIT_OK
 
 
@@ -248,7 +250,8 @@ def add_parsers(sub) -> None:
                     help="a sweep's sweep.json (or its --json output)")
     sr.add_argument("site", metavar="SITE", help="row number, site key or mapping function")
     sr.add_argument("--fix", type=Path, metavar="PATCH",
-                    help="a git format-patch mail to append as the proposed fix")
+                    help="a fix patch to append as the proposed fix, as your mail: From: and "
+                         "Signed-off-by: are git's user.name and user.email (required)")
     sr.add_argument("-o", "--output", type=out_file, metavar="FILE",
                     help="also write the report to FILE")
     output_group(sr)

@@ -24,6 +24,7 @@ from .. import files, paths
 from ..checks import case as caselib, sitekeys
 from ..errors import InputError
 from ..reports import engine, exposure, layout
+from . import mail
 from .sweephtml import layout_from_json
 
 MAX_STACK = 24
@@ -36,12 +37,15 @@ class SiteMail:
     subject: str
     body: str
     key: str
+    sender: Optional[mail.Identity] = None     # who sends it (git's identity), when known
 
     def text(self) -> str:
-        return f"Subject: {self.subject}\n\n{self.body}"
+        return (f"From: {self.sender.line()}\n" if self.sender else "") + \
+            f"Subject: {self.subject}\n\n{self.body}"
 
     def to_json(self) -> dict:
         return {"command": "site-report", "ok": True, "key": self.key,
+                "from": self.sender.line() if self.sender else None,
                 "subject": self.subject, "body": self.body}
 
 
@@ -137,8 +141,11 @@ def fix_cases(key: str, version: Optional[str]) -> list[str]:
     return out
 
 
-def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None) -> SiteMail:
-    """The mail for site `which` of the sweep JSON `payload` read from `path`."""
+def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None,
+           sender: Optional[mail.Identity] = None) -> SiteMail:
+    """The mail for site `which` of the sweep JSON `payload` read from `path`,
+    from ``sender``; a ``fix`` goes in as ``sender``'s mail (harness.output.mail),
+    so it needs one."""
     if payload.get("command") != "sweep" or not isinstance(payload.get("sites"), list):
         raise InputError(f"{path}: not the JSON of a sweep (no \"command\": \"sweep\" with "
                          "sites)", path=str(path))
@@ -236,7 +243,9 @@ def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None) ->
         out.append(f"  ./dmaharness run --case {c}")
     out.append("")
     if fix is not None:
-        patch = files.read_text(fix, "the fix patch")
+        if sender is None:
+            raise InputError("--fix: a fix goes out signed off by its sender: give one")
+        patch = mail.mail_of(fix, sender)
         subj = next((x[len("Subject: "):] for x in patch.splitlines() if x.startswith("Subject: ")),
                     fix.name)
         out.append(f"A fix is attached: {subj}")
@@ -244,4 +253,4 @@ def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None) ->
         out.append(patch.rstrip("\n"))
     else:
         out.append("No fix is attached yet.")
-    return SiteMail(subject, "\n".join(out) + "\n", key)
+    return SiteMail(subject, "\n".join(out) + "\n", key, sender)

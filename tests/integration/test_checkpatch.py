@@ -3,7 +3,9 @@ scripts/checkpatch.pl --strict (issue: detector and seed-case patches must be).
 
 Runs the checkpatch.pl of the unpacked linux-source of each version (the
 harness unpacks it if the cache folder does not have it yet), from a folder
-outside any git checkout, as a maintainer would run it on a mail."""
+outside any git checkout, as a maintainer would run it on a mail: the mail
+`dmaharness mail` makes of the patch (harness.output.mail), with a sender's
+From: and Signed-off-by:, for the patches themselves sign off for no one."""
 
 import subprocess
 import tempfile
@@ -11,9 +13,17 @@ import unittest
 from pathlib import Path
 
 from harness.kernel import kbuild
+from harness.output import mail
 from harness.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
+SENDER = mail.Identity("Ann Sender", "ann@host.test")      # who would send them, for the test
+
+
+def as_mail(patch: Path, text: str, folder: str) -> Path:
+    out = Path(folder) / ("mail-" + patch.name)
+    out.write_text(mail.compose(text, SENDER, mail.reproduce(patch), str(patch)))
+    return out
 
 
 def checkpatch(tree: Path, patch: Path, cwd: str) -> subprocess.CompletedProcess:
@@ -42,13 +52,12 @@ class Checkpatch(unittest.TestCase):
         self.assertGreaterEqual(len(patches), 8, "detector (4) and seed case (4) patches expected")
         with tempfile.TemporaryDirectory() as d:
             # the checker can fail: a patch with a style error is reported
-            bad = Path(d) / "bad.patch"
-            bad.write_text(with_trailing_space(patches[0].read_text()))
+            bad = as_mail(patches[0], with_trailing_space(patches[0].read_text()), d)
             r = checkpatch(tree, bad, d)
             self.assertNotEqual(r.returncode, 0, "checkpatch accepted a patch with a space before a tab")
             for p in patches:
                 with self.subTest(patch=str(p.relative_to(ROOT))):
-                    r = checkpatch(tree, p, d)
+                    r = checkpatch(tree, as_mail(p, p.read_text(), d), d)
                     self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))
 
     def test_patches_6_1(self):

@@ -3,6 +3,7 @@ a report for its maintainers, from a sweep's JSON read as untrusted input."""
 
 import copy
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -10,7 +11,7 @@ import unittest
 from pathlib import Path
 
 from harness.errors import InputError
-from harness.output import sitemail
+from harness.output import mail, sitemail
 from tests.unit.output.test_sweephtml import payload
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -87,12 +88,17 @@ class Render(unittest.TestCase):
             self.assertNotIn("virtio_read+0x", b)
             self.assertIn("not inside this sweep's folder", b)
 
-    def test_a_fix_is_appended(self):
+    def test_a_fix_is_appended_as_the_senders_mail(self):
         fix = Path(self.tmp.name) / "0001.patch"
-        fix.write_text("From: a <a@b>\nSubject: [PATCH] media: uvcvideo: fix it\n\n---\n")
-        b = sitemail.render(self.p, "2", self.path, fix).body
-        self.assertIn("A fix is attached: [PATCH] media: uvcvideo: fix it", b)
-        self.assertTrue(b.rstrip().endswith("---"))
+        fix.write_text("Subject: [PATCH] media: uvcvideo: fix it\n\nWhy.\n---\n x | 1 +\n")
+        with self.assertRaises(InputError):      # a fix goes out signed off: a sender
+            sitemail.render(self.p, "2", self.path, fix)
+        who = mail.Identity("Ann Sender", "ann@host.test")
+        m = sitemail.render(self.p, "2", self.path, fix, who)
+        self.assertIn("A fix is attached: [PATCH] media: uvcvideo: fix it", m.body)
+        self.assertIn("\nSigned-off-by: Ann Sender <ann@host.test>\n---\n", m.body)
+        self.assertTrue(m.text().startswith("From: Ann Sender <ann@host.test>\nSubject: "))
+        self.assertTrue(m.body.rstrip().endswith("x | 1 +"))
 
     def test_the_case_that_verifies_a_fix_is_named(self):
         # patches/7.3/cases/virtio-scsi-kick-event expects its site fixed, with the
@@ -114,8 +120,14 @@ class Render(unittest.TestCase):
 
 class Command(unittest.TestCase):
     def run_cli(self, *args):
-        return subprocess.run([sys.executable, "-m", "harness", "site-report", *args],
-                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+        # the sender is git's identity where it runs: a known one here
+        with tempfile.TemporaryDirectory() as home:
+            cfg = Path(home) / "gitconfig"
+            cfg.write_text("[user]\n\tname = Ann Sender\n\temail = ann@host.test\n")
+            env = dict(os.environ, GIT_CONFIG_GLOBAL=str(cfg), GIT_CONFIG_NOSYSTEM="1")
+            return subprocess.run([sys.executable, "-m", "harness", "site-report", *args],
+                                  cwd=ROOT, capture_output=True, text=True, timeout=60,
+                                  env=env)
 
     def test_text_json_output_and_exit_codes(self):
         with tempfile.TemporaryDirectory() as d:
@@ -124,7 +136,8 @@ class Command(unittest.TestCase):
             out = Path(d) / "mail.txt"
             r = self.run_cli(str(f), "2", "-o", str(out))
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertTrue(r.stdout.startswith("Subject: [BUG] uvc_status_start"))
+            self.assertTrue(r.stdout.startswith("From: Ann Sender <ann@host.test>\n"
+                                                "Subject: [BUG] uvc_status_start"), r.stdout[:200])
             self.assertEqual(out.read_text().rstrip("\n"), r.stdout.rstrip("\n"))
             r = self.run_cli(str(f), "2", "--json")
             self.assertEqual(json.loads(r.stdout)["key"], payload()["sites"][1]["key"])

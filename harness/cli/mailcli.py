@@ -1,0 +1,50 @@
+"""`mail`: a case's fix patches as the mails their sender sends."""
+
+from __future__ import annotations
+
+from argparse import RawDescriptionHelpFormatter
+from pathlib import Path
+
+from .. import errors, jsonout
+from ..output import mail
+from .common import EPILOG, emit, folder, output_group
+
+
+def cmd_mail(a) -> int:
+    sender = mail.identity()
+    mails = [(p, mail.mail_of(p, sender)) for p in a.patches]
+    written = []
+    if a.output:
+        a.output.mkdir(parents=True, exist_ok=True)
+        for p, text in mails:
+            jsonout.write_text(a.output / p.name, text)
+            written.append(str(a.output / p.name))
+    payload = {"command": "mail", "ok": True, "from": sender.line(),
+               "mails": [{"patch": str(p), "reproduce": mail.reproduce(p),
+                          "file": written[i] if written else None,
+                          "text": None if written else text}
+                         for i, (p, text) in enumerate(mails)]}
+    emit(a, payload, "\n".join(f"wrote {w}" for w in written) if written else
+         "\n".join(text.rstrip("\n") + "\n" for _, text in mails).rstrip("\n"))
+    return errors.EXIT_OK
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser(
+        "mail", help="a case's fix patches as your mails (your From: and Signed-off-by:)",
+        description="Turn fix patches (a case's fix/*.patch, or any git format-patch file) "
+        "into the mails you send: From: and Signed-off-by: are yours, git's user.name and "
+        "user.email where you run it (refused without them: dmaharness signs off for no "
+        "one); the patch's own trailers stay; below the '---' line a note says the report "
+        "came from dmaharness and gives the one command that reproduces it and shows the "
+        "fix take it out (the patch's case). Nothing is sent: print them, or write them "
+        "into DIR for git send-email.\n\n"
+        "  dmaharness mail patches/7.3/cases/virtio-scsi-kick-event/fix/*.patch -o out/\n"
+        "  git send-email out/*.patch",
+        epilog=EPILOG, formatter_class=RawDescriptionHelpFormatter)
+    p.add_argument("patches", type=Path, nargs="+", metavar="PATCH",
+                   help="a git format-patch file")
+    p.add_argument("-o", "--output", type=folder, metavar="DIR",
+                   help="write each mail to DIR/<the patch's name> instead of printing it")
+    output_group(p)
+    p.set_defaults(func=cmd_mail)
