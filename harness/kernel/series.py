@@ -53,6 +53,11 @@ def unsupported(version: str) -> InputError:
                       f"without the detector (--no-detector)")
 
 
+# the first line of a patch's diff: a git header, or a plain diff's "--- a/x"
+# followed by its "+++ b/x"
+_DIFF_START = re.compile(rb"^(diff --git |--- \S.*\n\+\+\+ )", re.M)
+
+
 @dataclass(frozen=True)
 class Patch:
     path: Path          # absolute
@@ -67,7 +72,12 @@ class Patch:
             return str(self.path)
 
     def digest(self) -> str:
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+        """What `patch` applies of it: from its first diff header on.  The
+        mail around the diff (subject, changelog, trailers, the notes below
+        '---') changes no build, so editing it rebuilds no kernel."""
+        data = self.path.read_bytes()
+        m = _DIFF_START.search(data)
+        return hashlib.sha256(data[m.start():] if m else data).hexdigest()
 
     def touched_files(self) -> list[str]:
         """Paths (after stripping) that this patch creates, changes or deletes."""

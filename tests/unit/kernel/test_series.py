@@ -62,6 +62,20 @@ class Series(unittest.TestCase):
         with self.assertRaises(InputError):
             series.parse_series(self.dir / "nope")
 
+    def test_the_digest_is_what_patch_applies(self):
+        """A changelog edit or a sender's sign-off rebuilds no kernel; a hunk does."""
+        a, b = self.dir / "a.patch", self.dir / "b.patch"
+        a.write_text(PATCH)
+        b.write_text(PATCH.replace("Subject: [PATCH] x\n", "Subject: [PATCH v2] y\n\nWhy.\n"
+                                   "Signed-off-by: S <s@t>\n"))
+        self.assertEqual(series.Patch(a).digest(), series.Patch(b).digest())
+        b.write_text(PATCH.replace("+b\n", "+c\n"))
+        self.assertNotEqual(series.Patch(a).digest(), series.Patch(b).digest())
+        plain = "--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n"
+        a.write_text("notes\n" + plain)
+        b.write_text("other notes\n" + plain)
+        self.assertEqual(series.Patch(a).digest(), series.Patch(b).digest())
+
     def test_touched_files(self):
         p = series.parse_series(self.write("0001-a.patch\n"))[0]
         self.assertEqual(p.touched_files(), ["drivers/x.c", "new.h"])
