@@ -82,7 +82,10 @@ def _layout(report: Report, artifacts_dir: Path | str
         facts = layout.report_facts(report)
         lay, error = (layout.Layout(facts, note=f"layout failed: {e}") if facts else None), str(e)
     if lay is not None and lay.facts.rule in ("sharing", "overflow", "owned"):
-        verdicts = exposure.assess(lay.facts, _version(artifacts_dir))
+        alloc = next((v for h, v in report.aux_stacks.items() if h.startswith("Allocated by")),
+                     [])
+        verdicts = exposure.assess(lay.facts, _version(artifacts_dir), lay=lay,
+                                   alloc_stack=alloc)
         lay.exposure = [v.to_json() for v in verdicts]
         lay.exposure_summary = exposure.summary(verdicts)
     return lay, error

@@ -99,6 +99,25 @@ def _facts(site: dict) -> Optional[layout.DmaFacts]:
                            direction=_str(site.get("direction")) or None)
 
 
+def _site_verdicts(site: dict) -> list[exposure.Verdict]:
+    """The sweep's own verdicts of the site (made with its layout and its
+    allocation stack: harness.reports.allocrules), when the JSON holds them
+    whole and well typed; else [] (then assessed from the facts alone)."""
+    rows = site.get("exposure")
+    if not isinstance(rows, list) or not rows:
+        return []
+    out = []
+    for r in rows:
+        if not (isinstance(r, dict) and all(isinstance(r.get(k), str)
+                                            for k in ("arch", "verdict", "why"))
+                and _int(r.get("line")) is not None and r["verdict"] in exposure.VERDICTS
+                and r["arch"] in {a.name for a in exposure.ARCHES}):
+            return []
+        out.append(exposure.Verdict(r["arch"], r["verdict"], r["line"], r["why"][:300],
+                                    _str(r.get("rule"))[:40] or None))
+    return out
+
+
 def _inside(folder: Path, p: Path) -> bool:
     try:
         p.resolve().relative_to(folder.resolve())
@@ -219,7 +238,7 @@ def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None,
         out.append("")
     out.append("Where it corrupts (harness/reports/exposure.py of dmaharness):")
     if f is not None:
-        verdicts = exposure.assess(f, version)
+        verdicts = _site_verdicts(site) or exposure.assess(f, version)
         for v in verdicts:
             out.append(f"  {v.arch:10} {v.verdict:9} {v.why}")
         out.append(f"  in short: {exposure.summary(verdicts)}")

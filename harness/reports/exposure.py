@@ -102,6 +102,7 @@ OWN_LINES = "own-lines"
 COHERENT = "coherent"
 TO_DEVICE = "to-device"
 COHERENT_ALLOC = "coherent-alloc"
+VERDICTS = (CORRUPTS, BOUNCED, OWN_LINES, COHERENT, TO_DEVICE, COHERENT_ALLOC)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,23 @@ class Render(unittest.TestCase):
         self.assertIn("No fix is attached yet.", b)
         self.assertTrue(m.text().startswith("Subject: [BUG] "))
 
+    def test_the_sweeps_own_verdicts_are_used_when_whole(self):
+        """The sweep judged the site with its layout and allocation stack
+        (reports.allocrules): the mail says the same; broken rows are not taken."""
+        site = self.p["sites"][1]
+        site["exposure"] = [{"arch": a, "verdict": "own-lines", "line": 64, "rule": "devres",
+                             "why": "devres data is aligned: the buffer owns its lines"}
+                            for a in ("x86_64", "arm64", "riscv", "arm", "mips", "powerpc32")]
+        b = sitemail.render(self.p, "2", self.path).body
+        self.assertIn("devres data is aligned", b)
+        self.assertNotIn("corrupts on", b)
+        for broken in ({"arch": "arm", "verdict": "pwned", "line": 64, "why": "x"},
+                       {"arch": "vax", "verdict": "corrupts", "line": 64, "why": "x"},
+                       {"arch": "arm", "verdict": "own-lines", "line": "64", "why": "x"}):
+            site["exposure"][3] = broken
+            b = sitemail.render(self.p, "2", self.path).body
+            self.assertIn("corrupts on arm, mips, powerpc32", b, broken)
+
     def test_errors_name_the_file(self):
         for which in ("0", "3", "no_such_function"):
             with self.assertRaises(InputError) as e:
