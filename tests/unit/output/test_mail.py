@@ -3,8 +3,6 @@ checkout sign off for no one; `dmaharness mail` and `site-report --fix`
 put the identity of whoever runs them in From: and Signed-off-by:, and
 refuse without one."""
 
-import contextlib
-import io
 import json
 import os
 import re
@@ -15,18 +13,11 @@ from pathlib import Path
 from unittest import mock
 
 from harness import errors
-from harness.cli import main as cli
 from harness.output import mail
+from tests.unit.cli.test_main import run
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "patches/7.3/cases/virtio-scsi-kick-event/fix"
-
-
-def run(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 class GitIdentity(unittest.TestCase):
