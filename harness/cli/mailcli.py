@@ -6,13 +6,16 @@ from argparse import RawDescriptionHelpFormatter
 from pathlib import Path
 
 from .. import errors, jsonout
-from ..output import mail
+from ..output import mail, mailcheck
 from .common import EPILOG, emit, folder, output_group
 
 
 def cmd_mail(a) -> int:
     sender = mail.identity()
     mails = [(p, mail.mail_of(p, sender)) for p in a.patches]
+    checks = [mailcheck.check(p, text, a.tree) for p, text in mails] if a.check else []
+    if any(not c.ok for c in checks):
+        raise mailcheck.failure(checks)
     written = []
     if a.output:
         a.output.mkdir(parents=True, exist_ok=True)
@@ -24,7 +27,11 @@ def cmd_mail(a) -> int:
                           "file": written[i] if written else None,
                           "text": None if written else text}
                          for i, (p, text) in enumerate(mails)]}
-    emit(a, payload, "\n".join(f"wrote {w}" for w in written) if written else
+    if a.check:
+        payload["checks"] = [c.to_json() for c in checks]
+    said = [f"checked {c.patch}: clean under checkpatch.pl {' '.join(c.options)}"
+            for c in checks]
+    emit(a, payload, "\n".join(said + [f"wrote {w}" for w in written]) if written else
          "\n".join(text.rstrip("\n") + "\n" for _, text in mails).rstrip("\n"))
     return errors.EXIT_OK
 
@@ -39,12 +46,24 @@ def add_parsers(sub) -> None:
         "came from dmaharness and gives the one command that reproduces it and shows the "
         "fix take it out (the patch's case). Nothing is sent: print them, or write them "
         "into DIR for git send-email.\n\n"
-        "  dmaharness mail patches/7.3/cases/virtio-scsi-kick-event/fix/*.patch -o out/\n"
+        "--check checks each mail first, as its subsystems' maintainers would: the kernel "
+        "tree's scripts/checkpatch.pl --strict with the options the Maintainer Entry "
+        "Profiles (P:) of its MAINTAINERS sections ask for (media: --max-line-length=80), "
+        "and a Cc: stable only with its reason (docs/mail.md). The tree is --tree DIR, or "
+        "the cached, unpacked linux-source of the patch's version (patches/<version>/); "
+        "a failing mail is exit 4 with checkpatch's lines, no tree exit 3.\n\n"
+        "  dmaharness mail --check patches/7.3/cases/virtio-scsi-kick-event/fix/*.patch -o out/\n"
         "  git send-email out/*.patch",
         epilog=EPILOG, formatter_class=RawDescriptionHelpFormatter)
     p.add_argument("patches", type=Path, nargs="+", metavar="PATCH",
                    help="a git format-patch file")
     p.add_argument("-o", "--output", type=folder, metavar="DIR",
                    help="write each mail to DIR/<the patch's name> instead of printing it")
+    p.add_argument("--check", action="store_true",
+                   help="check each mail with checkpatch.pl and its subsystems' profile "
+                        "options, and its Cc: stable; nothing is written when one fails (exit 4)")
+    p.add_argument("--tree", type=Path, metavar="DIR",
+                   help="with --check: the kernel tree whose checkpatch.pl and MAINTAINERS "
+                        "to use (default: the cached linux-source of the patch's version)")
     output_group(p)
     p.set_defaults(func=cmd_mail)
