@@ -168,8 +168,9 @@ def touched(patch_text: str) -> tuple[str, ...]:
     out: list[str] = []
     for line in patch_text.splitlines():
         m = _DIFF.match(line)
-        if m:
-            out += [p for p in m.groups() if p not in out]
+        for p in m.groups() if m else ():
+            if p not in out:
+                out.append(p)
     return tuple(out)
 
 

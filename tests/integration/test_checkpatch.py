@@ -5,7 +5,13 @@ Runs the checkpatch.pl of the unpacked linux-source of each version (the
 harness unpacks it if the cache folder does not have it yet), from a folder
 outside any git checkout, as a maintainer would run it on a mail: the mail
 `dmaharness mail` makes of the patch (harness.output.mail), with a sender's
-From: and Signed-off-by:, for the patches themselves sign off for no one."""
+From: and Signed-off-by:, for the patches themselves sign off for no one.
+
+Each mail is checked with the options its subsystems' Maintainer Entry
+Profiles ask for (harness/output/subsystems.py: the P: of the MAINTAINERS
+sections of the files it touches; media's --max-line-length=80), as
+`dmaharness mail --check` does, and with the Cc: stable rule
+(harness/output/stabletag.py)."""
 
 import subprocess
 import tempfile
@@ -13,7 +19,7 @@ import unittest
 from pathlib import Path
 
 from harness.kernel import kbuild
-from harness.output import mail
+from harness.output import mail, mailcheck, stabletag, subsystems
 from harness.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,8 +36,8 @@ def checkpatch(tree: Path, patch: Path, cwd: str) -> subprocess.CompletedProcess
     # UNKNOWN_COMMIT_ID: checkpatch looks a Fixes: id up with git, and Debian's
     # source has no history, so any id is "unknown" there; the fix mails' ids
     # and subjects are checked against upstream's log by hand (their README)
-    return subprocess.run(["perl", str(tree / "scripts" / "checkpatch.pl"), "--strict", "--no-tree",
-                           "--ignore", "UNKNOWN_COMMIT_ID",
+    options = mailcheck.options_for(subsystems.of_patch(patch.read_text(), tree), tree)
+    return subprocess.run(["perl", str(tree / "scripts" / "checkpatch.pl"), *options,
                            "--no-summary", "--terse", str(patch)],
                           cwd=cwd, capture_output=True, text=True, timeout=300)
 
@@ -57,8 +63,10 @@ class Checkpatch(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0, "checkpatch accepted a patch with a space before a tab")
             for p in patches:
                 with self.subTest(patch=str(p.relative_to(ROOT))):
-                    r = checkpatch(tree, as_mail(p, p.read_text(), d), d)
+                    m = as_mail(p, p.read_text(), d)
+                    r = checkpatch(tree, m, d)
                     self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))
+                    self.assertEqual(stabletag.problems(stabletag.message_of(m.read_text())), ())
 
     def test_patches_6_1(self):
         self.check_version("6.1")

@@ -113,5 +113,55 @@ class Command(GitIdentity):
             self.assertIn("\nSigned-off-by: Bo Runner <bo@runner.test>\n---\n", text)
 
 
+FAKE_CHECKPATCH = """#!/usr/bin/perl
+# prints its options; fails when the profile's option is there
+my @o = grep { /^--/ } @ARGV;
+if (grep { $_ eq '--max-line-length=80' } @o) {
+    print "$ARGV[-1]:9: WARNING: line length of 82 exceeds 80 columns\\n"; exit 1;
+}
+exit 0;
+"""
+
+
+class Check(GitIdentity):
+    """`mail --check`: the tree's checkpatch.pl with the profile's options."""
+
+    def tree(self, profile: bool) -> Path:
+        d = Path(tempfile.mkdtemp(prefix="dmaharness-tree-"))
+        self.addCleanup(subprocess.run, ["rm", "-rf", str(d)])
+        (d / "scripts").mkdir()
+        (d / "scripts/checkpatch.pl").write_text(FAKE_CHECKPATCH)
+        doc = d / "Documentation/driver-api/media/maintainer-entry-profile.rst"
+        doc.parent.mkdir(parents=True)
+        doc.write_text("\t$ ./scripts/checkpatch.pl --strict --max-line-length=80\n")
+        (d / "MAINTAINERS").write_text(
+            "SCSI\nS:\tMaintained\nF:\tdrivers/scsi/\n"
+            + ("P:\tDocumentation/driver-api/media/maintainer-entry-profile.rst\n" if profile
+               else ""))
+        return d
+
+    def test_clean_and_failing(self):
+        self.with_git("Bo Runner", "bo@runner.test")
+        patch = str(next(FIX.glob("*.patch")))
+        code, out, err = run(["mail", "--check", "--tree", str(self.tree(False)), patch, "--json"])
+        self.assertEqual(code, errors.EXIT_OK, err)
+        (c,) = json.loads(out)["checks"]
+        self.assertEqual((c["ok"], c["sections"]), (True, ["SCSI"]))
+        code, out, err = run(["mail", "--check", "--tree", str(self.tree(True)), patch, "--json"])
+        self.assertEqual(code, errors.EXIT_INPUT, err)
+        e = json.loads(out)["error"]
+        self.assertIn(Path(patch).name, e["message"])
+        self.assertIn("line length of 82", e["detail"])
+
+    def test_a_patch_of_no_version_needs_a_tree(self):
+        self.with_git("Bo Runner", "bo@runner.test")
+        d = Path(tempfile.mkdtemp(prefix="dmaharness-mails-"))
+        self.addCleanup(subprocess.run, ["rm", "-rf", str(d)])
+        (d / "x.patch").write_text(next(FIX.glob("*.patch")).read_text())
+        code, out, err = run(["mail", "--check", str(d / "x.patch")])
+        self.assertEqual(code, errors.EXIT_INPUT, err)
+        self.assertIn("--tree", err)
+
+
 if __name__ == "__main__":
     unittest.main()
