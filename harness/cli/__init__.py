@@ -1,6 +1,6 @@
 """The command line: arguments into requests, results into text or --json.
 
-Takes argv; gives an exit code (documented in EPILOG and the README: 70
+Takes argv; gives an exit code (documented in EPILOG and docs/cli.md: 70
 is a bug of ours, never an answer to an input) and prints what the core
 modules return, as text or as one JSON object (--json, errors included).
 Nothing else imports it.

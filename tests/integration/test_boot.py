@@ -232,7 +232,7 @@ class CameraRun(unittest.TestCase):
         self.assertIn("Found UVC 1.10 device Fake UVC Camera", console)
         for bad in ("Failed to query", "Failed to set", "Failed to resubmit", "error -"):
             self.assertNotIn(bad, console, f"uvcvideo was not clean ({bad!r})")
-        # the stock kernel's only reports are the detector's (README lists them)
+        # the stock kernel's only reports are the detector's (docs/detector.md lists them)
         kinds = {r.kind for r in engine.parse(console)}
         self.assertLessEqual(kinds, {"DETECTOR"}, kinds)
 

@@ -10,7 +10,7 @@ with an empty ccache, builds the same variant: most compiles come from redis
 
 Both are full builds (a fresh cache folder has no work tree to seed from).
 They share your unpacked linux source by a symlink when it is on the same
-filesystem (a worker's own unpack is measured apart, see the README).  Each
+filesystem (a worker's own unpack is measured apart, see bench/README.md).  Each
 build takes a few minutes on two cores, so it runs with
 DMAHARNESS_DEEP_TESTS=1 (make test-deep).  Your cache folder is only read.
 """

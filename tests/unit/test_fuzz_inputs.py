@@ -14,7 +14,7 @@ results/, consoles/ or joblog are links or FIFOs, whose results hold
 counts like 1e400 and titles with terminal escapes; `job` runs inside
 them, as an engine runs it.  For each input it asserts:
 
-* the exit code is one the README documents, and never 70 (our bug);
+* the exit code is one docs/cli.md documents, and never 70 (our bug);
   an abbreviation of --json is a usage error (2); a case asking QEMU
   for a host file never reaches the build (stubbed: exit 5);
 * no traceback on stderr;

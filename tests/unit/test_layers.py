@@ -1,6 +1,6 @@
 """The shape of harness/: packages in layers, each importing only those below it.
 
-The rule (README, "Layout"): the shared leaves at the top of harness/
+The rule (docs/layout.md, "The code"): the shared leaves at the top of harness/
 (errors, paths, proc, jsonout, progress, files) sit at the bottom; then, in this
 order, the packages kernel, devices, boot, reports, the pipeline module,
 then checks, campaign, output and cli.  A module may import from its own
@@ -97,7 +97,7 @@ def check(root: Path = HARNESS) -> list[str]:
         top_level = name.split(".")[0]
         if top_level not in LAYER_OF:
             problems.append(f"{path.relative_to(root.parent)}: {top_level} is in no layer "
-                            "(add it to LAYERS and the README's Layout)")
+                            "(add it to LAYERS and docs/layout.md's table)")
             continue
         graph[name] = set()
         for target, node in imports(name, path, tree, known):
