@@ -1,6 +1,6 @@
 """Errors that end a harness command, each with its documented exit code.
 
-Exit codes are part of the interface (README.md, "Exit codes"):
+Exit codes are part of the interface (docs/cli.md, "Exit codes"):
 
   0  success
   1  the check's verdict is negative (a diff that does not match its case)

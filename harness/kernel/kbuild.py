@@ -1,6 +1,6 @@
 """Kernel trees, variants, builds and the artifact cache.
 
-Layout of the cache folder (see README.md, "Where things live"):
+Layout of the cache folder (see docs/layout.md, "Where things live"):
 
   src/linux-<debver>/        pristine tree unpacked from Debian's
                              linux-source package; read-only, never modified

@@ -242,7 +242,7 @@ def status(verdicts: Sequence[Verdict]) -> str:
 
 
 def table_text() -> str:
-    """The architecture table, for --help and the README."""
+    """The architecture table, for --help and docs/sweep.md."""
     rows = [f"{'arch':10} {'line':>5} {'DMA_MINALIGN':>12}  bounce  non-coherent DMA"]
     for a in ARCHES:
         rows.append(f"{a.name:10} {a.line or '-':>5} {a.dma_minalign or '-':>12}  "

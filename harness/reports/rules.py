@@ -6,7 +6,7 @@ follow syzkaller's Linux rules (``pkg/report/linux.go``: its ``oopsFormat``
 table, the skip list and the frame extractors) so that our titles are the
 ones syzbot shows; the rows marked ``ours`` are the reports of this
 project's own tools (dma-debug, the cache-line detector, ``KASAN:
-dma-owned``), titled as the README documents.
+dma-owned``), titled as docs/reports.md documents.
 
 A report opens at a line that holds one of the :data:`HEADERS` literals
 (anywhere in the line, unless a suppression of that header matches the
