@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import shutil
 import time
@@ -27,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .. import paths
-from ..errors import EnvError
+from .. import files, paths
+from ..errors import EnvError, InputError
 
 PARTS = ("src", "work", "artifacts", "runs", "ccache", "initramfs", "scratch")
 
@@ -84,10 +83,10 @@ def trees() -> list[Tree]:
     root = paths.cache_dir() / "work"
     out = []
     for state_file in sorted(root.glob("*.json")) if root.is_dir() else []:
-        try:
-            st = json.loads(state_file.read_text())
+        try:            # the one file door: a FIFO or a device there is refused, not read
+            st = files.read_json(state_file, "cache state file")
             key, version = st["key"], st["version"]
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        except (InputError, KeyError, TypeError):
             continue
         if (not paths.is_safe_name(key) or key != state_file.stem or not isinstance(version, str)
                 or not isinstance(st.get("patches", []), list)):

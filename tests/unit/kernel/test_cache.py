@@ -4,6 +4,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import tempfile
 import time
 import unittest
@@ -82,6 +83,25 @@ class Prune(unittest.TestCase):
         self.assertEqual([t["key"] for t in res["removed"]], ["6.1-keep"])
         self.assertTrue(work.is_dir() and outside.is_dir())
         self.assertTrue((work / "zz.json").is_file())
+
+    def test_a_fifo_for_a_state_file_is_not_read(self):
+        """work/x.json as a FIFO: `cache` lists the rest instead of blocking on it."""
+        self.tree("6.1-keep", "6.1", 1)
+        os.mkfifo(self.base / "work" / "6.1-fifo.json")
+        (self.base / "work" / "6.1-fifo").mkdir()
+        done = []
+
+        def alarm(signum, frame):
+            raise TimeoutError("cache.trees() blocked on a FIFO")
+
+        old = signal.signal(signal.SIGALRM, alarm)
+        self.addCleanup(signal.signal, signal.SIGALRM, old)
+        signal.alarm(10)
+        try:
+            done = [t.key for t in cache.trees()]
+        finally:
+            signal.alarm(0)
+        self.assertEqual(done, ["6.1-keep"])
 
     def test_a_run_folder_in_use_is_kept(self):
         runs = self.base / "runs"
