@@ -182,13 +182,14 @@ def tristates(srctree: Path, dirs: tuple[str, ...], pattern: str = ""
               ) -> list[tuple[str, str, str]]:
     """(symbol, Kconfig file, "tristate" or "bool") of every tristate with a prompt, and every bool
     `menuconfig` (the menus that gate them), defined in the Kconfig files under
-    `dirs` of the tree; with `pattern` (a regex), only entries whose
+    `dirs` of the tree (an entry may name one Kconfig file); with `pattern` (a regex), only entries whose
     dependencies (`depends on`, the `if` blocks of their file) match it."""
     rx = re.compile(pattern) if pattern else None
     out: list[tuple[str, str, str]] = []
     for d in dirs:
         root = srctree / d
-        paths_ = sorted(root.rglob("Kconfig*")) if root.is_dir() else []
+        paths_ = sorted(root.rglob("Kconfig*")) if root.is_dir() else \
+            [root] if root.is_file() else []            # a Kconfig file of its own
         for path in paths_:
             rel = str(path.relative_to(srctree))
             ifs: list[str] = []

@@ -22,6 +22,7 @@ a file no Makefile names is said to be so, never guessed.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,9 @@ from . import fragments
 _ASSIGN = re.compile(r"^\s*([A-Za-z0-9_.-]+?)-(\$\((CONFIG_[A-Za-z0-9_]+)\)|y|m|objs|[A-Za-z0-9_]+)"
                      r"\s*(?::=|\+=|=)\s*(.*)$")
 _WORD = re.compile(r"[A-Za-z0-9_./-]+")
+_ID_TABLE = re.compile(rb"MODULE_DEVICE_TABLE\s*\(\s*(usb|hid)\s*,")
+# where the tree's USB and HID drivers live (every file with such a table in 7.3.4)
+DRIVER_TOPS = ("drivers", "sound", "net")
 
 
 @dataclass(frozen=True)
@@ -103,16 +107,22 @@ def _sources(folder: str, obj: str, rs: list[Rule]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f"{folder}/{o[:-2]}.c" for o in parts or [f"{obj}.o"]))
 
 
+@functools.lru_cache(maxsize=4096)
+def _kconfig_tristates(tree: Path, kconfig: str) -> frozenset[str]:
+    """The tristates with a prompt of one Kconfig file (parsed once)."""
+    return frozenset(f"CONFIG_{s}" for s, rel, kind in fragments.tristates(tree, (kconfig,))
+                     if kind == "tristate" and rel == kconfig)
+
+
 def _tristates(tree: Path, folder: str) -> set[str]:
-    """The tristate symbols defined in Kconfig files of ``folder`` and the
-    folders above it (up to the top of its subsystem)."""
+    """The tristate symbols defined in the Kconfig files of ``folder`` and of
+    the two folders above it."""
     out: set[str] = set()
     parts = folder.split("/")
     for n in range(len(parts), max(len(parts) - 3, 0), -1):
         d = "/".join(parts[:n])
-        if (tree / d / "Kconfig").is_file():
-            out |= {f"CONFIG_{s}" for s, _, kind in
-                    fragments.tristates(tree, (d,)) if kind == "tristate"}
+        for k in sorted((tree / d).glob("Kconfig*")) if (tree / d).is_dir() else []:
+            out |= _kconfig_tristates(tree, f"{d}/{k.name}")
     return out
 
 
@@ -175,4 +185,19 @@ def units(tree: Path, files: list[str]) -> list[Unit]:
         out += found or [Unit(rel, None, None, None, False,
                               "not a source file a kbuild Makefile names (documentation, "
                               "Kconfig, a script) or not found in the Makefiles above it")]
+    return out
+
+
+def id_table_files(tree: Path, tops: tuple[str, ...] = DRIVER_TOPS) -> list[str]:
+    """The source files of the tree that declare a USB or HID ID table
+    (MODULE_DEVICE_TABLE(usb|hid, ...)): its USB and HID drivers."""
+    out = []
+    for top in tops:
+        for p in sorted((tree / top).rglob("*.c")) if (tree / top).is_dir() else []:
+            try:
+                data = p.read_bytes()
+            except OSError:
+                continue
+            if b"MODULE_DEVICE_TABLE" in data and _ID_TABLE.search(data):
+                out.append(str(p.relative_to(tree)))
     return out

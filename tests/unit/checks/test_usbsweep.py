@@ -36,6 +36,41 @@ class Fragment(unittest.TestCase):
             self.assertEqual(opts["CONFIG_SND_USB"], "y")            # a subsystem
             self.assertIn("CONFIG_USBPCWATCHDOG", usbsweep.not_built("CONFIG_SND_USB=y\n", f))
 
+    def test_every_driver_with_an_id_table_whatever_menu_it_sits_under(self):
+        """CAN's USB adapters sit in a `menu ... depends on USB` whose entries never
+        name USB, comedi's in an if-block: their ID tables ask for them (#41);
+        the symbols other fragments set are not asked again (USB core's table)."""
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            can = root / "drivers" / "net" / "can" / "usb"
+            can.mkdir(parents=True)
+            (can / "Kconfig").write_text('menu "CAN USB interfaces"\n\tdepends on USB\n\n'
+                                         'config CAN_GS_USB\n\ttristate "Geschwister"\n'
+                                         'endmenu\n')
+            (can / "Makefile").write_text("obj-$(CONFIG_CAN_GS_USB) += gs_usb.o\n")
+            (can / "gs_usb.c").write_text("MODULE_DEVICE_TABLE(usb, gs_usb_table);\n")
+            core = root / "drivers" / "usb" / "core"
+            core.mkdir(parents=True)
+            (core / "Kconfig").write_text('config USB\n\ttristate "USB"\n')
+            (core / "Makefile").write_text("usbcore-y := hub.o\nobj-$(CONFIG_USB) += usbcore.o\n")
+            (core / "hub.c").write_text("MODULE_DEVICE_TABLE (usb, hub_id_table);\n")
+            text, n = usbsweep.fragment_text(root, frozenset({"CONFIG_USB"}))
+            self.assertIn("CONFIG_CAN_GS_USB=m", text.splitlines())
+            self.assertNotIn("CONFIG_USB=m", text.splitlines())
+            for option, why in usbsweep.GATES:                 # the menus, with their source
+                self.assertIn(option, text.splitlines())
+                self.assertRegex(why, r"^(drivers|net|sound)/\S*Kconfig")
+
+    @unittest.skipUnless(any((Path.home() / ".cache/dmaharness/src").glob("linux-7.3*")),
+                         "Debian's linux-source-7.3 is not unpacked in the cache folder")
+    def test_each_gate_is_a_symbol_of_7_3(self):
+        tree = next((Path.home() / ".cache/dmaharness/src").glob("linux-7.3*"))
+        for option, why in usbsweep.GATES:
+            sym = option.split("=")[0].removeprefix("CONFIG_")
+            kconfig = tree / why.split(":")[0].split(" ")[0]
+            with self.subTest(option=option):
+                self.assertRegex(kconfig.read_text(), rf"(?m)^(menu)?config {sym}$")
+
 
 class Reasons(unittest.TestCase):
     def test_probe_error_firmware_or_silence(self):
