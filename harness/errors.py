@@ -11,6 +11,7 @@ Exit codes are part of the interface (docs/cli.md, "Exit codes"):
   6  the guest failed: panic, hang, silence, no end marker, bad status
   7  the fake device failed (crashed, never listened)
   8  a campaign is incomplete: jobs are missing or failed
+  9  `check`: the patches touch nothing a device of the harness reaches
   70 a bug of dmaharness (the traceback is printed): never the answer to an input
   130 interrupted (Ctrl-C)
 """
@@ -26,6 +27,7 @@ EXIT_BUILD = 5
 EXIT_GUEST = 6
 EXIT_DEVICE = 7
 EXIT_INCOMPLETE = 8     # a campaign with jobs missing or failed
+EXIT_UNREACHABLE = 9    # check: nothing the patches touch is reached by a device of ours
 EXIT_INTERNAL = 70      # a bug of ours (sysexits' EX_SOFTWARE), with its traceback
 EXIT_INTERRUPTED = 130
 

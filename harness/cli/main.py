@@ -18,7 +18,7 @@ from typing import Callable
 
 from .. import errors, jsonout, proc
 from ..errors import HarnessError
-from . import build, cache, campaign, case, logcli, mailcli, reportscli, sources, sweep
+from . import build, cache, campaign, case, check, logcli, mailcli, reportscli, sources, sweep
 from .bisectrun import bisect_run
 from .capture import capture
 from .common import EPILOG, on_sigterm, write_json_out
@@ -37,6 +37,7 @@ def parser() -> argparse.ArgumentParser:
 
     build.add_parsers(sub)
     case.add_parsers(sub)
+    check.add_parsers(sub)
     sweep.add_parsers(sub)
     mailcli.add_parsers(sub)
     campaign.add_parsers(sub)

@@ -55,7 +55,7 @@ from harness.kernel import kbuild
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "patches" / "6.1" / "cases" / "uvc-status-buffer"
-DOCUMENTED = {0, 1, 2, 3, 4, 5, 6, 7, 8, 130}
+DOCUMENTED = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 130}
 # make test's seed: the same inputs every run (a prefix of them on a slower
 # machine), so that the test cannot fail by chance; DMAHARNESS_FUZZ_SEED=random
 # (or a number) explores others
@@ -242,7 +242,7 @@ class Grammar:
         self.cwd: Path | None = None            # where the command runs, when not work/
         cmd = r.choice(["build", "boot", "kunit", "run", "run-case", "bisect", "sweep",
                         "plan", "collect", "campaign", "cache", "profiles", "reports", "diff",
-                        "bisect-run", "job", "site-report"])
+                        "bisect-run", "job", "site-report", "check", "mail"])
         o = self.OPTS
         if cmd == "reports":
             return (["reports", self.path()] + (["--json"] if r.random() < 0.6 else [])
@@ -252,6 +252,10 @@ class Grammar:
                     + [self.path() for _ in range(r.randrange(0, 3))]
                     + (["--json"] if r.random() < 0.6 else [])
                     + (["--case", self.path()] if r.random() < 0.3 else []))
+        if cmd in ("check", "mail"):
+            return ([cmd] + [self.path() for _ in range(r.randrange(1, 3))]
+                    + (["--dry-run"] if cmd == "check" and r.random() < 0.5 else [])
+                    + (["--json"] if r.random() < 0.6 else []))
         if cmd == "job":
             # a job line as an engine runs it: in a campaign folder, maybe a hostile one
             if r.random() < 0.7:

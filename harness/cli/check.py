@@ -1,0 +1,63 @@
+"""`check`: a patch (or a series) before and after, with the device that reaches it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import errors
+from ..checks import diff, patchcheck
+from ..output import htmlreport
+from ..progress import Progress
+from .common import EPILOG, command_parser, count, emit, variant_spec
+
+
+def cmd_check(a) -> int:
+    prog = Progress(quiet=a.quiet)
+    req = patchcheck.CheckRequest(tuple(a.patches), variant_spec(a, series_=False), {},
+                                  runs=a.runs, parallel=a.parallel, catalogue=a.catalogue)
+    p = patchcheck.plan(req, prog)
+    payload = {"command": "check", "ok": p.reachable, **p.to_json()}
+    text = patchcheck.format_plan(p)
+    if not p.reachable:
+        emit(a, {**payload, "failure": "nothing the patches touch is reached by a device "
+                 "of the harness"}, text + "\n  verdict  none: nothing the patches touch is "
+             "reached by a device of the harness (exit 9)")
+        return errors.EXIT_UNREACHABLE
+    if a.dry_run:
+        emit(a, payload, text)
+        return errors.EXIT_OK
+    res = patchcheck.run(req, p, prog)
+    htmlreport.write_case(res)
+    emit(a, {**payload, **res.to_json(), "command": "check"},
+         text + "\n" + diff.format_outcome(res.outcome)
+         + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  report   {res.html}")
+    return diff.exit_code(res.outcome.matches)
+
+
+def add_parsers(sub) -> None:
+    p = command_parser(
+        sub, "check", cmd_check, "a patch before and after: what it brings in or takes out",
+        "Check patches (files, or an mbox of a series as git am takes it) on a kernel: the "
+        "files each touches, the objects and Kconfig symbols they build into (the tree's "
+        "Makefiles), how the harness reaches them (the fake camera for uvcvideo, USB core "
+        "and the DMA layer; the catalogue's QEMU devices for their drivers; a USB or HID "
+        "driver's own ID table is named but not run yet), then the verdict as run --case "
+        "gives it: before = the tree without them, after-K = the tree after patch K, RUNS "
+        "runs a side, new / fixed / unchanged reports. Exit 0: nothing new; 1: a patch "
+        "brings a report in (its after-K names it); 9: nothing the patches touch is "
+        "reached.\n\n"
+        "  dmaharness check --kernel 7.3 my-fix.patch\n"
+        "  git format-patch --stdout v7.3..HEAD > series.mbox; dmaharness check --kernel "
+        "7.3 series.mbox --dry-run", series=False)
+    p.epilog = EPILOG.replace("  8    a campaign is incomplete",
+                              "  9    nothing the patches touch is reached by a device "
+                              "of the harness\n  8    a campaign is incomplete")
+    p.add_argument("patches", type=Path, nargs="+", metavar="PATCH",
+                   help="a patch file or an mbox of several")
+    p.add_argument("--runs", type=count, default=2, help="runs a side (2)")
+    p.add_argument("--parallel", type=count, default=2, help="guests booted at once (2)")
+    p.add_argument("--catalogue", type=Path, metavar="FILE",
+                   help="another device catalogue (default kconfig-fragments/sweep/"
+                        "catalogue.toml)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="say what would be built and run, and stop")
