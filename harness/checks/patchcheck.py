@@ -103,18 +103,37 @@ def split(paths_: tuple[Path, ...], into: Path) -> tuple[Path, ...]:
     return tuple(out)
 
 
-def _choose(touches: list[Touch]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+# shared code whose class the camera reaches (its USB device, its button's
+# HID and input device, its DMA mappings)
+CAMERA_CLASSES = ("usb", "hid", "dma")
+
+
+def _catalogue_devices(t: Touch, cat: catalogue_mod.Catalogue) -> tuple[str, ...]:
+    """The catalogue devices that reach a touch: its entries, or for shared
+    code of a catalogue class (virtio's core and ring) every entry of that
+    class that boots beside others."""
+    if t.reach.how == "catalogue":
+        return t.reach.devices
+    if t.reach.how == "class" and t.reach.devices[:1] == ("virtio",):
+        return tuple(d.name for d in cat.devices
+                     if d.klass == "virtio" and not d.skip and not d.alone)
+    return ()
+
+
+def _choose(touches: list[Touch], cat: catalogue_mod.Catalogue
+            ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """The workload, its catalogue devices, and what it leaves out (with why)."""
     camera = [t for t in touches if t.reach.how == "camera"
-              or (t.reach.how == "class" and t.reach.devices[:1] in (("usb",), ("dma",)))]
-    cat = tuple(dict.fromkeys(d for t in touches if t.reach.how == "catalogue"
-                              for d in t.reach.devices))
+              or (t.reach.how == "class" and t.reach.devices[:1] in
+                  tuple((c,) for c in CAMERA_CLASSES))]
+    by_cat = {id(t): _catalogue_devices(t, cat) for t in touches}
+    devs = tuple(dict.fromkeys(d for t in touches for d in by_cat[id(t)]))
     if camera:
         workload, devices = "camera", ()
         reached = set(map(id, camera))
-    elif cat:
-        workload, devices = "catalogue", cat
-        reached = {id(t) for t in touches if t.reach.how == "catalogue"}
+    elif devs:
+        workload, devices = "catalogue", devs
+        reached = {i for i, d in by_cat.items() if d}
     else:
         workload, devices, reached = "none", (), set()
     left = tuple(dict.fromkeys(
@@ -135,7 +154,7 @@ def plan(req: CheckRequest, progress: Progress) -> Plan:
     if not touches:
         raise errors.InputError(f"check: {', '.join(p.name for p in pats)} touch no file "
                                 "(not a diff?)")
-    workload, devices, left = _choose(touches)
+    workload, devices, left = _choose(touches, cat)
     return Plan(t.version, pats, tuple(touches), workload, devices, left)
 
 

@@ -77,6 +77,16 @@ class Check(unittest.TestCase):
         case = load_case(patchcheck.write_case(p))
         self.assertEqual(case.catalogue, ("virtio-scsi",))
 
+    def test_virtios_core_gets_every_virtio_device_that_boots_with_others(self):
+        (self.tree / "drivers/virtio").mkdir(parents=True)
+        (self.tree / "drivers/virtio/Makefile").write_text(
+            "obj-$(CONFIG_VIRTIO) += virtio.o virtio_ring.o\n")
+        (self.tree / "drivers/virtio/virtio_ring.c").write_text("\n")
+        p = self.plan(self.patch("v.patch", mail("virtio: x", "drivers/virtio/virtio_ring.c")))
+        self.assertEqual(p.workload, "catalogue")
+        self.assertIn("virtio-scsi", p.devices)
+        self.assertTrue(all(d.startswith("virtio") for d in p.devices))
+
     def test_a_series_in_an_mbox_is_one_after_per_patch(self):
         box = self.patch("series.mbox", mail("scsi: one", "drivers/scsi/virtio_scsi.c", "a" * 40)
                          + mail("scsi: two", "drivers/scsi/virtio_scsi.c", "b" * 40))
