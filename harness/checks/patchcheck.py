@@ -213,3 +213,22 @@ def format_plan(p: Plan) -> str:
     for why in p.left_out:
         out.append(f"  not run  {why}")
     return "\n".join(out)
+
+
+def verdict_lines(outcome, patches: tuple[Path, ...]) -> list[str]:
+    """What each patch brings in or takes out: after-K against after-(K-1)
+    (the before for K = 1), from the case's comparisons against before."""
+    out, seen_new, seen_fixed = [], set(), set()
+    for k, comp in enumerate(outcome.comparisons, 1):
+        name = patches[k - 1].name if k <= len(patches) else comp.diff.after_label
+        new = [r.title for r in comp.diff.by_status("new") if r.title not in seen_new]
+        fixed = [r.title for r in comp.diff.by_status("fixed") if r.title not in seen_fixed]
+        seen_new.update(new)
+        seen_fixed.update(fixed)
+        if not new and not fixed:
+            out.append(f"  {name}: nothing new, nothing taken out")
+        for t in new:
+            out.append(f"  {name}: brings in   {t}")
+        for t in fixed:
+            out.append(f"  {name}: takes out   {t}")
+    return out

@@ -30,6 +30,8 @@ def cmd_check(a) -> int:
     htmlreport.write_case(res)
     emit(a, {**payload, **res.to_json(), "command": "check"},
          text + "\n" + diff.format_outcome(res.outcome)
+         + "\nverdict (each patch against the tree before it):\n"
+         + "\n".join(patchcheck.verdict_lines(res.outcome, p.patches))
          + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  report   {res.html}")
     return diff.exit_code(res.outcome.matches)
 

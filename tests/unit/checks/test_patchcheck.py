@@ -115,6 +115,20 @@ class Check(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("workload camera", out)
 
+    def test_each_patch_is_named_for_what_it_brings_in_or_takes_out(self):
+        from harness.checks import diff
+
+        def comp(label, rows):
+            return diff.Comparison(diff.Diff("before", label, 1, 1, [
+                diff.Row(t, "DMA-API", st, [0], [1]) for t, st in rows]), diff.Verdict(True, []))
+        outcome = diff.Outcome([comp("after-1", [("A", "new")]),
+                                comp("after-2", [("A", "new"), ("B", "fixed")]),
+                                comp("after-3", [("A", "new"), ("B", "fixed")])])
+        lines = patchcheck.verdict_lines(outcome, (Path("1.patch"), Path("2.patch"),
+                                                   Path("3.patch")))
+        self.assertEqual(lines, ["  1.patch: brings in   A", "  2.patch: takes out   B",
+                                 "  3.patch: nothing new, nothing taken out"])
+
     def test_not_a_patch(self):
         code, out, err = run(["check", str(self.patch("n.patch", "hello\n")), "--json"])
         self.assertEqual(code, errors.EXIT_INPUT, err)
