@@ -12,11 +12,12 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import subprocess
 import sys
 import traceback
 from typing import Callable
 
-from .. import errors, jsonout, proc
+from .. import errors, jsonout, paths, proc
 from ..errors import HarnessError
 from . import build, cache, campaign, case, check, logcli, mailcli, reportscli, sources, sweep
 from .bisectrun import bisect_run
@@ -32,6 +33,7 @@ def parser() -> argparse.ArgumentParser:
                     "own checkout), boot them in QEMU, and find DMA buffers handled in ways "
                     "x86 hides.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    p.add_argument("--version", action="version", version=f"dmaharness {version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -44,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
     cache.add_parsers(sub)
     sources.add_parsers(sub)
 
+    hp = sub.add_parser("help", help="this overview, or a command's --help (help COMMAND)")
+    hp.add_argument("topic", nargs="?", metavar="COMMAND")
+    hp.set_defaults(func=None)
     # listed for --help; main() hands their argv to their own parsers
     sub.add_parser("reports", add_help=False,
                    help="list the kernel reports (KASAN, DMA-API, WARNING, ...) in a console log")
@@ -87,8 +92,35 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace | None, int]:
     return reportscli.parse_args(parser(), argv, "dmaharness " + (argv[0] if argv else ""))
 
 
+def version() -> str:
+    """The checkout's commit as git describes it (a dirty tree says so), or
+    why there is none."""
+    try:
+        r = subprocess.run(["git", "-C", str(paths.REPO), "describe", "--always", "--dirty"],
+                           capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "(git not found: the commit is unknown)"
+    return r.stdout.strip() if r.returncode == 0 and r.stdout.strip() else \
+        "(not a git checkout: the commit is unknown)"
+
+
+def _help(topic: str | None) -> int:
+    """`dmaharness`, `dmaharness help [COMMAND]`: the overview or a command's help."""
+    if topic is None:
+        sys.stdout.write(parser().format_help())
+        return errors.EXIT_OK
+    if topic == "help":
+        return _help(None)
+    return main([topic, "--help"])
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] == "help":
+        if len(argv) > 2:
+            sys.stderr.write("usage: dmaharness help [COMMAND]\n")
+            return errors.EXIT_USAGE
+        return _help(argv[1] if len(argv) == 2 else None)   # an unknown one: argparse says
     if argv and argv[0] in DELEGATED:
         # subcommands with their own argparse (and --help)
         return reportscli.guarded(argv[0], DELEGATED[argv[0]], argv[1:])

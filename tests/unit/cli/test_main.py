@@ -43,6 +43,31 @@ class Usage(unittest.TestCase):
         self.assertIn("usage: dmaharness build", out)
 
 
+class Overview(unittest.TestCase):
+    """`dmaharness`, `dmaharness help [COMMAND]`, `--version` (#44)."""
+
+    def test_bare_and_help_print_the_commands(self):
+        for argv in ([], ["help"], ["help", "help"]):
+            code, out, err = run(argv)
+            self.assertEqual(code, 0, err)
+            self.assertIn("COMMAND", out)
+            self.assertIn("check", out)
+
+    def test_help_of_a_command(self):
+        code, out, _ = run(["help", "mail"])
+        self.assertEqual(code, 0)
+        self.assertIn("usage: dmaharness mail", out)
+        code, _, err = run(["help", "no-such-command"])
+        self.assertEqual(code, errors.EXIT_USAGE)
+        self.assertIn("no-such-command", err)
+        self.assertEqual(run(["help", "a", "b"])[0], errors.EXIT_USAGE)
+
+    def test_version_names_the_commit(self):
+        code, out, _ = run(["--version"])
+        self.assertEqual(code, 0)
+        self.assertRegex(out, r"^dmaharness \S+")
+
+
 class BeforeTheBuild(unittest.TestCase):
     """What the first second can say is said before a kernel build starts."""
 
