@@ -131,6 +131,8 @@ def diff_main(argv: list[str]) -> int:
 
     def obj() -> dict:
         out = outcome.to_json()
+        # the fields every command's object has (#44), after the version
+        out = {"version": out.pop("version"), "command": "diff", "ok": outcome.matches, **out}
         out["before_logs"] = list(left.logs)
         out["after_logs"] = list(right.logs)
         return out

@@ -181,7 +181,8 @@ def reports_main(argv: list[str]) -> int:
         if not args.json:
             sys.stdout.write(summary.format_signatures(sigs, folder.total))
         else:
-            head = {"version": JSON_VERSION, "source": args.log,
+            head = {"version": JSON_VERSION, "command": "reports", "ok": True,
+                    "source": args.log,
                     "signatures": [s.to_json() for s in sigs]}
             sys.stdout.write(_indented(head, "")[:-2] + ',\n  "reports": [')
             sys.stdout.flush()
