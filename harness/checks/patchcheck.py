@@ -14,7 +14,10 @@ For the patches given (files, or an mbox of a series as git am takes it):
    whose before is the tree without the patches and whose afters are the
    tree after each patch in turn (after-1, after-2, ...: the first after
    that shows a new report names the patch that brings it in), with no
-   report expected fixed, so that any new report is the verdict.
+   report expected fixed, so that any new report is the verdict; each
+   patch's changes (``changes``) are what its after-K shows first, and the
+   answer a maintainer can use is written from them
+   (harness.output.checkreply: reply.txt in the run folder).
 
 Nothing reachable is its own exit code (EXIT_UNREACHABLE), never a silent
 "nothing changed".
@@ -215,20 +218,37 @@ def format_plan(p: Plan) -> str:
     return "\n".join(out)
 
 
-def verdict_lines(outcome, patches: tuple[Path, ...]) -> list[str]:
-    """What each patch brings in or takes out: after-K against after-(K-1)
-    (the before for K = 1), from the case's comparisons against before."""
-    out, seen_new, seen_fixed = [], set(), set()
+@dataclass(frozen=True)
+class Change:
+    """A title a patch brings in ("new") or takes out ("fixed"): after-K
+    against the trees before it (the first after that shows the change)."""
+    patch: str
+    status: str
+    diff: Any                       # harness.checks.diff.Diff of before against after-K
+    row: Any                        # its harness.checks.diff.Row
+
+
+def changes(outcome, patches: tuple[Path, ...]) -> list[Change]:
+    out: list[Change] = []
+    seen: set[tuple[str, str]] = set()
     for k, comp in enumerate(outcome.comparisons, 1):
         name = patches[k - 1].name if k <= len(patches) else comp.diff.after_label
-        new = [r.title for r in comp.diff.by_status("new") if r.title not in seen_new]
-        fixed = [r.title for r in comp.diff.by_status("fixed") if r.title not in seen_fixed]
-        seen_new.update(new)
-        seen_fixed.update(fixed)
-        if not new and not fixed:
-            out.append(f"  {name}: nothing new, nothing taken out")
-        for t in new:
-            out.append(f"  {name}: brings in   {t}")
-        for t in fixed:
-            out.append(f"  {name}: takes out   {t}")
+        for status in ("new", "fixed"):
+            for row in comp.diff.by_status(status):
+                if (status, row.title) not in seen:
+                    seen.add((status, row.title))
+                    out.append(Change(name, status, comp.diff, row))
+    return out
+
+
+def verdict_lines(outcome, patches: tuple[Path, ...]) -> list[str]:
+    """What each patch brings in or takes out."""
+    ch = changes(outcome, patches)
+    out = []
+    for p in patches:
+        mine = [c for c in ch if c.patch == p.name]
+        if not mine:
+            out.append(f"  {p.name}: nothing new, nothing taken out")
+        out += [f"  {p.name}: {'brings in' if c.status == 'new' else 'takes out'}   "
+                f"{c.row.title}" for c in mine]
     return out

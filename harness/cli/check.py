@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import errors
 from ..checks import diff, patchcheck
-from ..output import htmlreport
+from ..output import checkreply, htmlreport
 from ..progress import Progress
 from .common import EPILOG, command_parser, count, emit, variant_spec
 
@@ -28,11 +28,18 @@ def cmd_check(a) -> int:
         return errors.EXIT_OK
     res = patchcheck.run(req, p, prog)
     htmlreport.write_case(res)
-    emit(a, {**payload, **res.to_json(), "command": "check"},
+    answer = res.folder / "reply.txt"
+    answer.write_text(checkreply.reply(p.version, p.patches, res.outcome, res.folder,
+                                       ["./dmaharness", "check",
+                                        *(["--tree", str(a.tree)] if a.tree else
+                                          ["--kernel", p.version]),
+                                        *map(str, a.patches)]))
+    emit(a, {**payload, **res.to_json(), "command": "check", "reply": str(answer)},
          text + "\n" + diff.format_outcome(res.outcome)
          + "\nverdict (each patch against the tree before it):\n"
          + "\n".join(patchcheck.verdict_lines(res.outcome, p.patches))
-         + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  report   {res.html}")
+         + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  report   {res.html}"
+         + f"\n  reply    {answer}")
     return diff.exit_code(res.outcome.matches)
 
 
@@ -45,7 +52,9 @@ def add_parsers(sub) -> None:
         "and the DMA layer; the catalogue's QEMU devices for their drivers; a USB or HID "
         "driver's own ID table is named but not run yet), then the verdict as run --case "
         "gives it: before = the tree without them, after-K = the tree after patch K, RUNS "
-        "runs a side, new / fixed / unchanged reports. Exit 0: nothing new; 1: a patch "
+        "runs a side, new / fixed / unchanged reports, and reply.txt in the run folder: the "
+        "answer a maintainer can use (syzbot's form for a report brought in; the evidence "
+        "for a report taken out). Exit 0: nothing new; 1: a patch "
         "brings a report in (its after-K names it); 9: nothing the patches touch is "
         "reached.\n\n"
         "  dmaharness check --kernel 7.3 my-fix.patch\n"
