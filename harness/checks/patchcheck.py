@@ -220,24 +220,32 @@ def format_plan(p: Plan) -> str:
 
 @dataclass(frozen=True)
 class Change:
-    """A title a patch brings in ("new") or takes out ("fixed"): after-K
-    against the trees before it (the first after that shows the change)."""
+    """A title a patch brings in ("new") or takes out ("fixed"), against the
+    tree just before it: after-K against after-(K-1), before for K = 1."""
     patch: str
     status: str
-    diff: Any                       # harness.checks.diff.Diff of before against after-K
+    diff: Any                       # the harness.checks.diff.Diff the row comes from
     row: Any                        # its harness.checks.diff.Row
 
 
 def changes(outcome, patches: tuple[Path, ...]) -> list[Change]:
+    """Each after variant was diffed against before; a title is present on a
+    side when some run of it shows it, so what patch K changes is what is
+    present after it and not before it (brought in), or the reverse."""
     out: list[Change] = []
-    seen: set[tuple[str, str]] = set()
-    for k, comp in enumerate(outcome.comparisons, 1):
+    comps = outcome.comparisons
+    if not comps:
+        return out
+    rows_of = [{r.title: r for r in c.diff.rows} for c in comps]
+    present = [{t for t, r in rows_of[0].items() if any(r.before_counts)}] + \
+        [{t for t, r in rows.items() if any(r.after_counts)} for rows in rows_of]
+    for k, comp in enumerate(comps, 1):
         name = patches[k - 1].name if k <= len(patches) else comp.diff.after_label
-        for status in ("new", "fixed"):
-            for row in comp.diff.by_status(status):
-                if (status, row.title) not in seen:
-                    seen.add((status, row.title))
-                    out.append(Change(name, status, comp.diff, row))
+        for t in sorted(present[k] - present[k - 1]):
+            out.append(Change(name, "new", comp.diff, rows_of[k - 1][t]))
+        for t in sorted(present[k - 1] - present[k]):
+            src = k - 1 if t in rows_of[k - 1] else k - 2
+            out.append(Change(name, "fixed", comps[src].diff, rows_of[src][t]))
     return out
 
 

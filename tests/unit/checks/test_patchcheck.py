@@ -119,15 +119,20 @@ class Check(unittest.TestCase):
         from harness.checks import diff
 
         def comp(label, rows):
+            counts = {"new": ([0], [1]), "fixed": ([1], [0]), "unchanged": ([1], [1])}
             return diff.Comparison(diff.Diff("before", label, 1, 1, [
-                diff.Row(t, "DMA-API", st, [0], [1]) for t, st in rows]), diff.Verdict(True, []))
-        outcome = diff.Outcome([comp("after-1", [("A", "new")]),
+                diff.Row(t, "DMA-API", st, *counts[st]) for t, st in rows]),
+                diff.Verdict(True, []))
+        outcome = diff.Outcome([comp("after-1", [("A", "new"), ("B", "unchanged")]),
                                 comp("after-2", [("A", "new"), ("B", "fixed")]),
-                                comp("after-3", [("A", "new"), ("B", "fixed")])])
-        lines = patchcheck.verdict_lines(outcome, (Path("1.patch"), Path("2.patch"),
-                                                   Path("3.patch")))
+                                comp("after-3", [("A", "new"), ("B", "fixed")]),
+                                comp("after-4", [("B", "fixed")])])
+        lines = patchcheck.verdict_lines(outcome, tuple(Path(f"{k}.patch")
+                                                        for k in range(1, 5)))
+        # each patch against the tree just before it: 4 takes out what 1 brought in
         self.assertEqual(lines, ["  1.patch: brings in   A", "  2.patch: takes out   B",
-                                 "  3.patch: nothing new, nothing taken out"])
+                                 "  3.patch: nothing new, nothing taken out",
+                                 "  4.patch: takes out   A"])
 
     def test_not_a_patch(self):
         code, out, err = run(["check", str(self.patch("n.patch", "hello\n")), "--json"])
