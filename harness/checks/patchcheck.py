@@ -98,6 +98,10 @@ def split(paths_: tuple[Path, ...], into: Path) -> tuple[Path, ...]:
             b = starts[i + 1] if i + 1 < len(starts) else len(text)
             f = into / f"{len(out) + 1:04d}-{p.name}"
             f.write_text(text[a:b])
+            # named as git format-patch names a mail: its number and subject
+            slug = re.sub(r"[^A-Za-z0-9]+", "-", series.subject(series.Patch(f))).strip("-")
+            if slug:
+                f = f.rename(into / f"{len(out) + 1:04d}-{slug[:52]}.patch")
             out.append(f)
     if not out:
         raise errors.InputError("check: no patch given")

@@ -91,7 +91,8 @@ class Check(unittest.TestCase):
         box = self.patch("series.mbox", mail("scsi: one", "drivers/scsi/virtio_scsi.c", "a" * 40)
                          + mail("scsi: two", "drivers/scsi/virtio_scsi.c", "b" * 40))
         p = self.plan(box)
-        self.assertEqual(len(p.patches), 2)
+        self.assertEqual([x.name for x in p.patches], ["0001-scsi-one.patch",
+                                                       "0002-scsi-two.patch"])
         case = load_case(patchcheck.write_case(p))
         self.assertEqual([v.name for v in case.afters], ["after-1", "after-2"])
         self.assertEqual([len(v.patches) for v in case.afters], [1, 2])
