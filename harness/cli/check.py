@@ -60,9 +60,9 @@ def add_parsers(sub) -> None:
         "  dmaharness check --kernel 7.3 my-fix.patch\n"
         "  git format-patch --stdout v7.3..HEAD > series.mbox; dmaharness check --kernel "
         "7.3 series.mbox --dry-run", series=False)
-    p.epilog = EPILOG.replace("  8    a campaign is incomplete",
+    p.epilog = EPILOG.replace("  70   a bug of dmaharness",
                               "  9    nothing the patches touch is reached by a device "
-                              "of the harness\n  8    a campaign is incomplete")
+                              "of the harness\n  70   a bug of dmaharness")
     p.add_argument("patches", type=Path, nargs="+", metavar="PATCH",
                    help="a patch file or an mbox of several")
     p.add_argument("--runs", type=count, default=2, help="runs a side (2)")
