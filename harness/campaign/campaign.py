@@ -497,13 +497,18 @@ def _campaign(folder: Path, data: Any, f: Path) -> Campaign:
     return Campaign(folder, kind, tuple(jobs), about)
 
 
-def job_argv(folder: Path, jid: str) -> tuple[str, ...]:
-    """`dmaharness job ID`: the arguments of that job of the campaign in ``folder``."""
-    c = load(folder)
+def job(c: Campaign, jid: str) -> Job:
+    """The job ``jid`` of a loaded campaign; InputError when it has none."""
     for j in c.jobs:
         if j.id == jid:
-            return j.argv
-    raise InputError(f"{folder / CAMPAIGN_FILE} has no job {jid!r}", path=str(folder / CAMPAIGN_FILE))
+            return j
+    f = c.folder / CAMPAIGN_FILE
+    raise InputError(f"{f} has no job {jid!r}", path=str(f))
+
+
+def job_argv(folder: Path, jid: str) -> tuple[str, ...]:
+    """`dmaharness job ID`: the arguments of that job of the campaign in ``folder``."""
+    return job(load(folder), jid).argv
 
 
 # --- collect --------------------------------------------------------------------

@@ -197,10 +197,7 @@ def job_argv(folder: Path, jid: str) -> list[str]:
     """`dmaharness job ID`, run in the campaign folder: that job's arguments,
     checked, with its result's folder a real one of the campaign."""
     c = campaign.load(folder)
-    job = next((j for j in c.jobs if j.id == jid), None)
-    if job is None:
-        campaign.job_argv(folder, jid)          # its error: no such job
-        raise InputError(f"no job {jid!r}")     # (not reached)
+    job = campaign.job(c, jid)
     _check_about(c)
     check_job(c, job)
     cfolder.mkdir(folder, "results", "the results folder")
