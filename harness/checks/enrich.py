@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
-from ..kernel import symbolize
-from ..reports import exposure, layout
+from ..kernel import recompile, symbolize
+from ..progress import Progress
+from ..reports import archlayout, exposure, layout
 from ..reports.engine import Report
 from .diff import Outcome, example_rows
 
@@ -82,6 +83,8 @@ def _layout(report: Report, artifacts_dir: Path | str
         facts = layout.report_facts(report)
         lay, error = (layout.Layout(facts, note=f"layout failed: {e}") if facts else None), str(e)
     if lay is not None and lay.facts.rule in ("sharing", "overflow", "owned"):
+        if lay.found and not lay.arch_layouts:
+            lay.arch_layouts = arch_layouts(lay, artifacts_dir)
         alloc = next((v for h, v in report.aux_stacks.items() if h.startswith("Allocated by")),
                      [])
         verdicts = exposure.assess(lay.facts, _version(artifacts_dir), lay=lay,
@@ -89,6 +92,22 @@ def _layout(report: Report, artifacts_dir: Path | str
         lay.exposure = [v.to_json() for v in verdicts]
         lay.exposure_summary = exposure.summary(verdicts)
     return lay, error
+
+
+def arch_layouts(lay: layout.Layout, artifacts_dir: Path | str) -> dict:
+    """The layout's buffer as each architecture's compiler lays it out
+    (harness.reports.archlayout), from the variant's work tree and its
+    x86_64 .config (the same options on every side); arch -> why not when
+    that fails."""
+    art = Path(artifacts_dir)
+    try:
+        base = (art / "config").read_text(errors="replace")
+    except OSError:
+        base = ""
+    try:
+        return archlayout.for_layout(lay, recompile.work_tree(art), base, progress=Progress())
+    except Exception as e:  # a view: never fail the caller over it
+        return {a: f"cross layout failed: {e}"[:300] for a in archlayout.selected()}
 
 
 def _version(artifacts_dir: Path | str) -> Optional[str]:

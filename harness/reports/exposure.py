@@ -48,10 +48,10 @@ words: "real on {arches}" or "x86 layout only".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
-from . import allocrules, layout
+from . import allocrules, archlayout, layout
 from ..kernel.series import version_key   # "6.12" -> (6, 12)
 
 
@@ -179,6 +179,7 @@ def assess(f: layout.DmaFacts, version: Optional[str] = None, *,
     out = []
     direction = (f.direction or "").upper()
     place = allocrules.placement(f, lay, alloc_stack, version)
+    x86 = f
     for a in ARCHES:
         if not a.line:
             out.append(Verdict(a.name, COHERENT, 0, "DMA is cache-coherent"))
@@ -187,33 +188,66 @@ def assess(f: layout.DmaFacts, version: Optional[str] = None, *,
             out.append(Verdict(a.name, TO_DEVICE, a.line,
                                "to the device only: cleaning a line is not destructive"))
             continue
-        if f.rule != "overflow":
-            hit = allocrules.apply(allocrules.Target(a.name, a.line, a.dma_minalign,
-                                                     kmalloc_minalign(a, version)), place, f)
-            if hit is not None and not (hit[0].name != "coherent"
-                                        and bounced(a, f.length, version)):
-                out.append(Verdict(a.name, hit[0].verdict, a.line, hit[1], hit[0].name))
-                continue
-        if bounced(a, f.length, version):
-            out.append(Verdict(a.name, BOUNCED, a.line,
-                               f"a {f.length}-byte mapping (kmalloc size "
-                               f"{kmalloc_size_roundup(f.length)}, not a multiple of "
-                               f"{a.line}) is bounced through swiotlb since "
-                               f"{a.bounce_since}: masked"))
-            continue
-        before, after = shared_bytes(f, a.line)
-        devres = place.kind == "devres" and a.dma_minalign >= a.line
-        if devres:
-            before = 0      # struct devres's header: lines of its own (allocrules, devres)
-        if f.rule == "overflow" or before or after:
-            what = ("maps past its object" if f.rule == "overflow" else
-                    f"{before} bytes before and {after} after it share its {a.line}-byte lines"
-                    + (" (devres data: its header has lines of its own)" if devres else ""))
-            out.append(Verdict(a.name, CORRUPTS, a.line, what))
-        else:
-            out.append(Verdict(a.name, OWN_LINES, a.line,
-                               f"the buffer fills its {a.line}-byte lines alone"))
+        f, source = arch_facts(x86, lay, a, version)
+        out.append(_sourced(_judge(a, f, place, version), source))
     return out
+
+
+def arch_facts(f: layout.DmaFacts, lay: Optional[layout.Layout], a: Arch,
+               version: Optional[str]) -> tuple[layout.DmaFacts, str]:
+    """The facts to judge `a` on, and where its layout comes from in words:
+    the architecture's own layout (harness.reports.archlayout) when it was
+    computed, else x86_64's and why; "" when no structure holds the buffer
+    (a plain buffer is the same on every machine)."""
+    if lay is None or not lay.found:
+        return f, ""
+    al = lay.arch_layouts.get(a.name)
+    if isinstance(al, archlayout.ArchLayout) and f.rule != "overflow":
+        fa = al.facts(f, a.line)
+        near = al.neighbours(fa)
+        more = f", next to {', '.join(near[:4])}" + (" ..." if len(near) > 4 else "") \
+            if near else ""
+        align = allocrules.object_align(allocrules.Target(
+            a.name, a.line, a.dma_minalign, kmalloc_minalign(a, version)), fa)
+        phase = (f"; lines assumed to start at the object's start ({align}-byte aligned)"
+                 if align < a.line else "")
+        note = f"; {al.note}" if al.note else ""
+        return fa, f"layout from {al.compiler}: {al.where()}{more}{phase}{note}"
+    if f.rule == "overflow":
+        return f, "x86_64 layout assumed: a mapping past its object"
+    why = al if isinstance(al, str) and al else f"no {a.name} layout computed"
+    return f, f"x86_64 layout assumed: {why}"
+
+
+def _sourced(v: Verdict, source: str) -> Verdict:
+    return replace(v, why=f"{v.why} ({source})") if source else v
+
+
+def _judge(a: Arch, f: layout.DmaFacts, place: allocrules.Placement,
+           version: Optional[str]) -> Verdict:
+    """The verdict on one non-coherent architecture for a mapping the device may write."""
+    if f.rule != "overflow":
+        hit = allocrules.apply(allocrules.Target(a.name, a.line, a.dma_minalign,
+                                                 kmalloc_minalign(a, version)), place, f)
+        if hit is not None and not (hit[0].name != "coherent"
+                                    and bounced(a, f.length, version)):
+            return Verdict(a.name, hit[0].verdict, a.line, hit[1], hit[0].name)
+    if bounced(a, f.length, version):
+        return Verdict(a.name, BOUNCED, a.line,
+                       f"a {f.length}-byte mapping (kmalloc size "
+                       f"{kmalloc_size_roundup(f.length)}, not a multiple of "
+                       f"{a.line}) is bounced through swiotlb since "
+                       f"{a.bounce_since}: masked")
+    before, after = shared_bytes(f, a.line)
+    devres = place.kind == "devres" and a.dma_minalign >= a.line
+    if devres:
+        before = 0      # struct devres's header: lines of its own (allocrules, devres)
+    if f.rule == "overflow" or before or after:
+        what = ("maps past its object" if f.rule == "overflow" else
+                f"{before} bytes before and {after} after it share its {a.line}-byte lines"
+                + (" (devres data: its header has lines of its own)" if devres else ""))
+        return Verdict(a.name, CORRUPTS, a.line, what)
+    return Verdict(a.name, OWN_LINES, a.line, f"the buffer fills its {a.line}-byte lines alone")
 
 
 def summary(verdicts: list[Verdict]) -> str:

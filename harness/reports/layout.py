@@ -320,10 +320,7 @@ def _private_candidates(structs: Mapping[str, Struct], f: DmaFacts,
         for s in own:
             if at + s.size > f.object_size or end > at + s.size:
                 continue
-            priv = Member(at, s.size, f"{s.kind} {s.name}", flex.name.replace("[]", ""),
-                          children=[m.shifted(at) for m in s.members])
-            whole = Struct(c.kind, f"{c.name}+{s.name}", at + s.size,
-                           list(c.members[:-1]) + [priv], s.decl_file)
+            whole = container(c, s)
             path = _path_to(whole.members, f.offset, end, structs)
             if not path or len(path) < 2:
                 continue
@@ -333,6 +330,37 @@ def _private_candidates(structs: Mapping[str, Struct], f: DmaFacts,
             if exact or element is not None:
                 out.append(Candidate(whole, "flex", path, True, _local(s, source), element))
     out.sort(key=lambda c: c.struct.name)
+    return out
+
+
+def container(c: Struct, s: Struct) -> Struct:
+    """``c+s``: the container `c` with the driver's structure `s` in its
+    trailing flexible array (a private area), as one structure."""
+    flex = c.members[-1]
+    at = flex.offset
+    priv = Member(at, s.size, f"{s.kind} {s.name}", flex.name.replace("[]", ""),
+                  children=[m.shifted(at) for m in s.members])
+    return Struct(c.kind, f"{c.name}+{s.name}", at + s.size,
+                  list(c.members[:-1]) + [priv], s.decl_file)
+
+
+def path_names(s: Struct, path: Sequence[Member], structs: Mapping[str, Struct]) -> list[str]:
+    """The members of `path` (outermost first) by name, so that the same
+    member can be found in the structure another compiler laid out
+    (harness.reports.archlayout): an anonymous struct or union as
+    ``<union#1>`` (the second anonymous union among its siblings), one
+    element of an array of records as ``name[3]``."""
+    out: list[str] = []
+    siblings: Sequence[Member] = s.members
+    for m in path:
+        if m.name:
+            out.append(m.name)
+        else:
+            anon = [x for x in siblings if not x.name and x.type == m.type]
+            k = next((i for i, x in enumerate(anon) if x is m or (x.offset, x.size) ==
+                      (m.offset, m.size)), 0)
+            out.append(f"<{m.type}#{k}>")
+        siblings = [m] if m.index is not None else _expand(m, structs)
     return out
 
 
@@ -443,6 +471,15 @@ class Layout:
     # the __dma_from_device_group_begin(GROUP) .. _end(GROUP) markers (7.x,
     # include/linux/dma-mapping.h) around the buffer's member: GROUP
     group: Optional[str] = None
+    # the buffer's member by name, outermost first (path_names), and the
+    # element of the innermost array that is the buffer
+    path: list[str] = field(default_factory=list)
+    element: Optional[int] = None
+    path_offset: Optional[int] = None     # the innermost member's offset
+    # per architecture, the same member in the layout that architecture's
+    # compiler gives (harness.reports.archlayout.ArchLayout), or why there
+    # is none (a str); set by enrichment, read by harness.reports.exposure
+    arch_layouts: dict = field(default_factory=dict)
 
     @property
     def found(self) -> bool:
@@ -485,7 +522,11 @@ class Layout:
                 "sharing": [r.to_json() for r in self.sharing],
                 "candidates": list(self.candidates), "summary": self.summary(),
                 "note": self.note, "exposure": list(self.exposure),
-                "exposure_summary": self.exposure_summary, "group": self.group}
+                "exposure_summary": self.exposure_summary, "group": self.group,
+                "path": list(self.path), "element": self.element,
+                "arch_layouts": {a: (v.to_json() if hasattr(v, "to_json") else
+                                     {"arch": a, "unavailable": str(v)})
+                                 for a, v in self.arch_layouts.items()}}
 
     def format_text(self, indent: str = "") -> str:
         f = self.facts
@@ -664,7 +705,9 @@ def build_layout(f: DmaFacts, cand: Candidate, structs: Mapping[str, Struct], *,
         notes.append(f"{len(cands) + 1} structures fit equally; showing the first")
     return Layout(f, s.name, s.kind, s.size, source, tool, cand.fit, lines, per_line,
                   buf, sharing, cands, "; ".join(notes) or None,
-                  group=_marker_group(s, cand, structs))
+                  group=_marker_group(s, cand, structs),
+                  path=path_names(s, cand.path, structs), element=cand.element,
+                  path_offset=cand.path[-1].offset if cand.path else None)
 
 
 _GROUP_BEGIN, _GROUP_END = "__cacheline_group_begin__", "__cacheline_group_end__"

@@ -228,11 +228,20 @@ class LayoutError(Exception):
     """pahole failed on an object."""
 
 
-def structs_pahole(obj: Path, pahole: str = "pahole") -> dict[str, Struct]:
-    r = subprocess.run([pahole, "-I", str(obj)], capture_output=True, text=True, timeout=300)
+def pahole_text(obj: Path, pahole: str = "pahole") -> str:
+    """``pahole -I`` of an object (every structure, each with its declaration)."""
+    try:
+        r = subprocess.run([pahole, "-I", str(obj)], capture_output=True, text=True,
+                           timeout=300)
+    except OSError as e:
+        raise LayoutError(f"pahole failed on {obj}: {e}") from None
     if r.returncode != 0:
         raise LayoutError(f"pahole failed on {obj}: {r.stderr.strip()[:200]}")
-    return parse_pahole(r.stdout)
+    return r.stdout
+
+
+def structs_pahole(obj: Path, pahole: str = "pahole") -> dict[str, Struct]:
+    return parse_pahole(pahole_text(obj, pahole))
 
 
 _GDB_TYPE = re.compile(r"^\d*:?\s*(struct|union) ([A-Za-z_]\w*);\s*$")
