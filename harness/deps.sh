@@ -53,8 +53,13 @@ slurmd                   test  the Slurm campaign tests' own node daemon
 slurm-client             test  campaigns on Slurm (sbatch, squeue) and their tests
 munge                    test  the Slurm campaign tests' authentication
 redis-server             test  the shared ccache tests' own redis (--ccache-remote)
+gcc-arm-linux-gnueabihf  test  sweep verdicts on 32-bit arm from arm's own struct layouts (harness/kernel/crossbuild.py) and their integration test
 usbredirect              all   --usb-host: exporting a real USB device to the guest
 curl                     all   bench/insnprof: fetching QEMU's plugin header
+gcc-aarch64-linux-gnu    all   sweep verdicts on arm64 from its own struct layouts (crossbuild; without it x86_64's layout is assumed)
+gcc-mips-linux-gnu       all   sweep verdicts on 32-bit mips from its own struct layouts (crossbuild; as above)
+gcc-powerpc-linux-gnu    all   sweep verdicts on powerpc32 from its own struct layouts (crossbuild; as above)
+gcc-riscv64-linux-gnu    all   sweep verdicts on riscv from its own struct layouts (crossbuild; as above)
 "
 
 usage() {

@@ -85,7 +85,7 @@ class ArchLayout:
         bucket = next((s for s in layout.KMALLOC_SIZES if self.size <= s), self.size)
         return layout.DmaFacts(f.rule, self.offset, self.length,
                                bucket if kmalloc else self.size,
-                               f"kmalloc-{bucket}" if kmalloc else f.cache, line,
+                               _kmalloc_name(bucket) if kmalloc else f.cache, line,
                                before, after, f.direction, line_size_given=True)
 
     def neighbours(self, f: layout.DmaFacts) -> list[str]:
@@ -103,6 +103,11 @@ class ArchLayout:
         return {"arch": self.arch, "compiler": self.compiler, "struct": self.struct,
                 "size": self.size, "offset": self.offset, "length": self.length,
                 "flexible": self.flexible, "buffer": self.buffer, "note": self.note or None}
+
+
+def _kmalloc_name(size: int) -> str:
+    """The kernel's name of a kmalloc cache: kmalloc-192, kmalloc-2k."""
+    return f"kmalloc-{size // 1024}k" if size >= 1024 and size % 1024 == 0 else f"kmalloc-{size}"
 
 
 # --------------------------------------------------------------------------
