@@ -233,33 +233,67 @@ def _is_set(config: dict[str, str], sym: str) -> bool:
     return config.get(sym) in ("y", "m")
 
 
-def _dependencies(tree: Path, symbols: list[str]) -> list[str]:
-    """The plain symbols the driver's symbols depend on (``depends on A &&
-    B``, the ``if`` blocks around them); a hidden one through a symbol with
-    a prompt that selects it.  One round: cheap, not a solver."""
-    names = {s[len("CONFIG_"):] for s in symbols}
-    deps: list[str] = []
-    for entries in fragments.find_entries(tree, names).values():
-        for e in entries:
-            for expr in e.depends:
-                if "||" in expr or "!" in expr:
-                    continue
-                for w in re.findall(r"[A-Z][A-Z0-9_]+", expr):
-                    if w not in names and w not in deps:
-                        deps.append(w)
-    if not deps:
-        return []
-    found = fragments.find_entries(tree, set(deps))
+def _plain_depends(entries) -> list[str]:
+    """The symbols of ``depends on A && B`` lines and ``if`` blocks (no ``||``, no ``!``)."""
     out: list[str] = []
-    for d in deps:
-        es = found.get(d, [])
-        if any(e.has_prompt for e in es):
-            out.append(f"CONFIG_{d}")
-        else:
-            by = next((b for e in es for b in e.selected_by), None)
-            if by:
-                out.append(f"CONFIG_{by}")
+    for e in entries:
+        for expr in e.depends:
+            if "||" in expr or "!" in expr:
+                continue
+            for w in re.findall(r"\b[A-Z][A-Z0-9_]+\b", expr):
+                if w not in out:
+                    out.append(w)
     return out
+
+
+def _common(a: str, b: str) -> int:
+    return len(os.path.commonprefix([a, b]))
+
+
+def _dependencies(tree: Path, symbols: list[str], config: Optional[dict[str, str]] = None,
+                  rounds: int = 3) -> list[str]:
+    """Symbols to set so that `symbols` can be: the plain ``depends on``
+    symbols (and ``if`` blocks) not set in `config`; a hidden one through
+    the prompted symbols of its own Kconfig file that select it (VIRTIO
+    through VIRTIO_PCI and VIRTIO_MMIO: one of them fits the machine),
+    else the one with the longest common prefix; then theirs, for a few
+    rounds.  Cheap,
+    not a solver: what stays unset is reported by the caller."""
+    config = config or {}
+    todo = [s[len("CONFIG_"):] for s in symbols]
+    seen = set(todo)
+    out: list[str] = []
+    for _ in range(rounds):
+        deps = [d for d in _plain_depends(e for es in fragments.find_entries(
+            tree, set(todo)).values() for e in es)
+            if d not in seen and not _is_set(config, f"CONFIG_{d}")]
+        if not deps:
+            break
+        seen |= set(deps)
+        found = fragments.find_entries(tree, set(deps))
+        chosen: list[str] = []
+        hidden: dict[str, list[str]] = {}
+        for d in deps:
+            es = found.get(d, [])
+            if any(e.has_prompt for e in es):
+                chosen.append(d)
+            else:
+                hidden[d] = sorted({b for e in es for b in e.selected_by})
+        if hidden:
+            sel = fragments.find_entries(tree, {b for bs in hidden.values() for b in bs})
+            for d, bs in hidden.items():
+                files = {e.file for e in found.get(d, [])}
+                prompted = [b for b in bs if any(e.has_prompt for e in sel.get(b, []))]
+                own = [b for b in prompted if any(e.file in files for e in sel[b])]
+                if own:         # every transport of VIRTIO: the machine has one of them
+                    chosen += own
+                elif prompted:
+                    chosen.append(max(prompted, key=lambda b: (_common(b, d), -len(b))))
+        chosen = [c for c in chosen if c not in out]
+        out += chosen
+        seen |= set(chosen)
+        todo = chosen
+    return [f"CONFIG_{d}" for d in out]
 
 
 def _configure(req: Request, out: Path, extra: list[str]) -> dict[str, str]:
@@ -299,7 +333,7 @@ def prepare(req: Request, progress: Optional[Progress] = None) -> Path:
         config = _configure(req, out, extra)
         missing = [s for s in symbols if not _is_set(config, s)]
         if missing:
-            deps = [d for d in _dependencies(req.tree, missing) if d not in extra]
+            deps = [d for d in _dependencies(req.tree, missing, config) if d not in extra]
             if deps:
                 extra = sorted(set(extra) | set(deps))
                 config = _configure(req, out, extra)
