@@ -6,6 +6,7 @@ detector's sharing report on the status URB at open, which every run of a
 kernel with the bug shows.
 """
 
+import atexit
 import json
 import os
 import subprocess
@@ -23,6 +24,21 @@ SIGNATURE = ("^DMA-API: device driver maps a buffer that shares a cache line wit
 def dmaharness(*args, timeout=1800):
     return subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def local_result_path() -> Path:
+    """Where this test process keeps the fixture's local bisection (`bisect
+    --kernel 6.1 --series SERIES --signature SIGNATURE --duration 4s`), so
+    that test_campaign_bisect compares its campaign with it instead of
+    booting the same bisection a second time (CI's minutes)."""
+    return Path(tempfile.gettempdir()) / f"dmah-bisect-local-{os.getpid()}.json"
+
+
+def _forget_local_result():
+    local_result_path().unlink(missing_ok=True)
+
+
+atexit.register(_forget_local_result)
 
 
 def runs_root() -> Path:
@@ -44,6 +60,7 @@ class BisectFixture(unittest.TestCase):
                 "0001-media-uvcvideo-Embed-the-status-URB-buffer-in-struct.patch"))
             self.assertIn("Embed the status URB buffer", out["culprit"]["subject"])
             self.assertLessEqual(out["search_steps"], 5)
+            local_result_path().write_text(p.stdout)
             ends = [s for s in out["steps"] if s["endpoint"]]
             self.assertEqual([(s["prefix"], s["verdict"]) for s in ends], [(0, "good"), (16, "bad")])
             for s in out["steps"]:
