@@ -96,6 +96,8 @@ class CasePlan:
     runs: int
     folder: Path
     extra: tuple[str, ...] = ()     # more `run` arguments for every job (--kernel, --duration ...)
+    check: tuple[str, ...] = ()     # `plan check`: the patches' names, in order (the case's
+                                    # after-K is the tree after patch K)
 
 
 def _write_json(folder: Path, rel: str, data: Any) -> None:
@@ -147,7 +149,8 @@ def _plan_case(p: CasePlan, case: Case, folder: Path) -> Campaign:
                  {"case": case.name, "case_folder": "case", "runs": p.runs,
                   "variants": [v.name for v in [case.before] + case.afters],
                   "source": str(case.folder), "job_case": where, "extra": extra,
-                  "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+                  "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                  **({"check_patches": list(p.check)} if p.check else {})})
     _save(c)
     return c
 
@@ -472,6 +475,12 @@ def _campaign(folder: Path, data: Any, f: Path) -> Campaign:
         for name in [data["case_folder"], *data["variants"]]:
             if not paths.is_safe_name(name):
                 raise bad("case_folder/variants", f"{name!r} is not a safe name")
+        checked = data.get("check_patches", [])
+        if not isinstance(checked, list) or not all(
+                isinstance(x, str) and paths.is_safe_name(x) for x in checked) \
+                or len(checked) >= len(data["variants"]):
+            raise bad("check_patches", "a list of safe patch names, one an after "
+                      "variant, is expected")
     jobs_data = data.get("jobs")
     if not isinstance(jobs_data, list) or len(jobs_data) > MAX_JOBS:
         raise bad("jobs", f"a list of at most {MAX_JOBS} jobs is expected")

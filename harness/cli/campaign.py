@@ -8,9 +8,10 @@ import shlex
 import time
 from pathlib import Path
 
-from .. import errors, jsonout
+from .. import errors, jsonout, paths
 from ..progress import Progress, fmt_duration
-from ..checks import bisect, diff, sweeptable, usbsweep
+from ..checks import bisect, diff, patchcheck, sweeptable, usbsweep
+from ..pipeline import VariantSpec
 from ..campaign import campaign, folder as cfolder, junit, kcidb, remote
 from ..output import sweephtml
 from . import jobcheck
@@ -24,9 +25,56 @@ def _runs(a, default: int) -> int:
     return runs
 
 
+def _plan_check(a, extra: list[str]) -> int:
+    """`plan check PATCH...`: the check's case (harness.checks.patchcheck) as a
+    case campaign whose about names the patches, so that collect says what
+    each brings in or takes out."""
+    if a.series or a.signature or a.devices or a.usb_drivers:
+        raise errors.HarnessError("plan check takes PATCH... (and --catalogue), not --series, "
+                                  "--signature, --devices or --usb-drivers")
+    if not a.case:
+        raise errors.HarnessError("plan check needs PATCH... (a patch file, several, or an "
+                                  "mbox of a series)")
+    opts = jobcheck.given("run", list(extra))
+    if "tree" in opts:
+        raise errors.HarnessError("plan check: RUN-ARGS: --tree is refused (a campaign's "
+                                  "workers build Debian's linux-source: --kernel X.Y)")
+    kernel = opts["kernel"][1] if "kernel" in opts else None
+    runs = _runs(a, 2)
+    prog = Progress(quiet=a.quiet)
+    req = patchcheck.CheckRequest(tuple(a.case), VariantSpec(kernel=kernel), {}, runs=runs,
+                                  catalogue=a.catalogue)
+    p = patchcheck.plan(req, prog)
+    text = patchcheck.format_plan(p)
+    if not p.reachable:
+        emit(a, {"command": "plan", "ok": False, **p.to_json(),
+                 "failure": "nothing the patches touch is reached by a device of the harness"},
+             text + "\n  verdict  none: nothing the patches touch is reached by a device of "
+             "the harness (exit 9)")
+        return errors.EXIT_UNREACHABLE
+    names = tuple(x.name if paths.is_safe_name(x.name) else f"patch-{k}"
+                  for k, x in enumerate(p.patches, 1))
+    c = campaign.plan_case(campaign.CasePlan(patchcheck.write_case(p), runs, a.output,
+                                             tuple(extra), check=names))
+    emit(a, {"command": "plan", "ok": True, **p.to_json(), **c.to_json(),
+             "folder": str(c.folder)},
+         text + f"\ncampaign {c.folder}: {len(c.jobs)} jobs (before, then the tree after each "
+         f"of {len(names)} patch(es), x {runs} runs)\n"
+         f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
+         f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+         f"  merge    dmaharness collect {c.folder}")
+    return errors.EXIT_OK
+
+
 def cmd_plan(a) -> int:
     extra = list(a.run_args)
     jobcheck.check_plan_args(a.what, "sweep" if a.what == "sweep" else "run", extra)
+    if a.what == "check":
+        return _plan_check(a, extra)
+    if len(a.case) > 1:
+        raise errors.HarnessError(f"plan {a.what} takes one CASE at most; several PATCHes go "
+                                  "with plan check")
+    a.case = a.case[0] if a.case else None
     if a.what == "bisect":
         if a.case is not None:
             raise errors.HarnessError("plan bisect takes --series and --signature, not a CASE")
@@ -134,7 +182,14 @@ def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
               + f"\n  jobs     {len(col.jobs)}, all back ({col.campaign.folder}/results)"
               + (f"\n  junit    {a.junit}" if a.junit else ""))
         return errors.EXIT_OK if col.bisection.found else errors.EXIT_VERDICT
-    emit(a, payload, diff.format_outcome(col.outcome)
+    checked = col.campaign.about.get("check_patches")
+    verdict = ("\nverdict (each patch against the tree before it):\n"
+               + "\n".join(patchcheck.verdict_lines(col.outcome, tuple(map(Path, checked))))
+               if checked else "")
+    if checked:
+        payload["check"] = [{"patch": ch.patch, "status": ch.status, "title": ch.row.title}
+                            for ch in patchcheck.changes(col.outcome, tuple(map(Path, checked)))]
+    emit(a, payload, diff.format_outcome(col.outcome) + verdict
           + f"\n  jobs     {len(col.jobs)}, all back ({col.campaign.folder}/results)"
           + (f"\n  junit    {a.junit}" if a.junit else ""))
     return diff.exit_code(col.outcome.matches)
@@ -214,6 +269,8 @@ def add_parsers(sub) -> None:
     """plan, collect, campaign."""
     pl = sub.add_parser(
         "plan", usage="dmaharness plan case CASE -o DIR [--runs N] [-- RUN-ARGS...]\n"
+                      "       dmaharness plan check PATCH... -o DIR [--runs N] "
+                      "[-- RUN-ARGS...]\n"
                       "       dmaharness plan sweep -o DIR [--devices LIST] [-- SWEEP-ARGS...]\n"
                       "       dmaharness plan bisect --series FILE --signature TITLE|REGEX "
                       "-o DIR [--good N] [--bad M] [--runs N] ... [-- RUN-ARGS...]",
@@ -227,6 +284,12 @@ def add_parsers(sub) -> None:
                     "`dmaharness collect DIR` merges them.\n\n"
                     "plan case CASE: every run of every variant of the case (a copy of the "
                     "case goes along); collect diffs them as `run --case` does.\n\n"
+                    "plan check PATCH...: the runs `dmaharness check` makes (before, then "
+                    "the tree after each patch; the device that reaches what they touch), "
+                    "planned here (the kernel's source is read to find that device; "
+                    "--kernel X.Y among the RUN-ARGS); collect says what each patch brings "
+                    "in or takes out.  Exit 9 and no campaign when nothing they touch is "
+                    "reached.\n\n"
                     "plan bisect: the bisection `dmaharness bisect` makes (the same search and "
                     "verdict thresholds), each step's runs being jobs: `campaign` adds the "
                     "runs of the next step as the search needs them and has its engine run "
@@ -238,9 +301,10 @@ def add_parsers(sub) -> None:
                     "(the layouts when the sweep kernel is built here too).\n\n"
                     "Arguments after -- go to every job (--duration 5s, --kernel 6.12, ...).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    pl.add_argument("what", choices=("case", "bisect", "sweep"), help="what to plan")
-    pl.add_argument("case", type=Path, metavar="CASE", nargs="?",
-                    help="plan case: the case folder or its case.toml")
+    pl.add_argument("what", choices=("case", "check", "bisect", "sweep"), help="what to plan")
+    pl.add_argument("case", type=Path, metavar="CASE|PATCH", nargs="*",
+                    help="plan case: the case folder or its case.toml; plan check: the "
+                         "patches (files, or an mbox of a series)")
     pl.add_argument("-o", "--output", type=folder, required=True, metavar="DIR",
                     help="the campaign folder (new, or empty)")
     pl.add_argument("--runs", type=int, default=None,
@@ -265,7 +329,7 @@ def add_parsers(sub) -> None:
                    help="comma-separated device names or classes of the catalogue (all)")
     g.add_argument("--catalogue", type=Path, metavar="FILE",
                    help="the device catalogue, in this checkout "
-                        "(kconfig-fragments/sweep/catalogue.toml)")
+                        "(kconfig-fragments/sweep/catalogue.toml); plan check too")
     g.add_argument("--usb-drivers", action="store_true",
                    help="the USB driver sweep (`sweep --usb-drivers`) instead of the catalogue: "
                         "its drivers in --shares jobs")

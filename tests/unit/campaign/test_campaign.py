@@ -8,7 +8,7 @@ import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.checks import bisect, caserun, diff
+from harness.checks import bisect, caserun, diff, patchcheck
 from harness.campaign import campaign, junit
 from harness.cli import main as cli
 from harness.progress import Progress
@@ -378,3 +378,63 @@ class UsbSweepCampaign(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CheckCampaign(unittest.TestCase):
+    """`plan check`: the check's case as a case campaign that names its
+    patches; collect says what each patch brings in or takes out."""
+
+    PATCH = "--- a/drivers/media/usb/uvc/uvc_status.c\n+++ b/drivers/media/usb/uvc/uvc_status.c\n" \
+            "@@ -1 +1 @@\n-a\n+b\n"
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        top = Path(self.tmp.name)
+        self.dir = top / "c"
+        case = top / "check-case"
+        case.mkdir()
+        pats = []
+        for name in ("0001-media-uvcvideo-bug.patch", "0002-media-uvcvideo-fix.patch"):
+            (case / name).write_text(self.PATCH)
+            pats.append(case / name)
+        p = patchcheck.Plan("6.1", tuple(pats), (), "camera", (), ())
+        (case / "case.toml").write_text(patchcheck.case_text(p))
+        self.c = campaign.plan_case(campaign.CasePlan(case, 1, self.dir, ("--kernel", "6.1"),
+                                                      check=tuple(x.name for x in pats)))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def collect(self):
+        import contextlib
+        import io
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = cli.main(["collect", str(self.dir), "--json"])
+        return code, json.loads(out.getvalue())
+
+    def test_collect_names_the_patch_that_brings_a_report_in_and_the_one_that_takes_it_out(self):
+        self.assertEqual([j.id for j in self.c.jobs], ["before-1", "after-1-1", "after-2-1"])
+        self.assertEqual(campaign.load(self.dir).about["check_patches"],
+                         ["0001-media-uvcvideo-bug.patch", "0002-media-uvcvideo-fix.patch"])
+        res = self.dir / "results"
+        for v, frames in (("before", ("usb_string",)), ("after-1", ("usb_string", "uvc_v4l2_open")),
+                          ("after-2", ("usb_string",))):
+            (res / f"{v}-1.json").write_text(json.dumps(
+                {"ok": True, "job": {"variant": v, "run": 1}, "signatures": signatures(*frames)}))
+        code, out = self.collect()
+        self.assertEqual(code, 1)           # a patch brought a report in
+        got = {(c["patch"], c["status"]) for c in out["check"]}
+        self.assertEqual(got, {("0001-media-uvcvideo-bug.patch", "new"),
+                               ("0002-media-uvcvideo-fix.patch", "fixed")})
+        self.assertTrue(all(c["title"].endswith("in uvc_v4l2_open") for c in out["check"]))
+
+    def test_a_campaign_whose_patch_names_are_not_names_is_refused(self):
+        f = self.dir / campaign.CAMPAIGN_FILE
+        data = json.loads(f.read_text())
+        for bad in (["../x"], "x", [1], ["a", "b", "c"]):
+            data["check_patches"] = bad
+            f.write_text(json.dumps(data))
+            with self.assertRaises(InputError, msg=bad) as e:
+                campaign.load(self.dir)
+            self.assertIn("check_patches", e.exception.message)
