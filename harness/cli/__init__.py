@@ -1,7 +1,7 @@
 """The command line: arguments into requests, results into text or --json.
 
-Takes argv; gives an exit code (documented in EPILOG and docs/cli.md: 70
-is a bug of ours, never an answer to an input) and prints what the core
+Takes argv; gives an exit code (documented in each command's --help and
+docs/cli.md: 70 is a bug of ours, never an answer to an input) and prints what the core
 modules return, as text or as one JSON object (--json, errors included).
 Nothing else imports it.
 
@@ -12,5 +12,7 @@ with its parser and its text: ``build`` (build, boot, kunit, run),
 commit), ``sweep``, ``campaign`` (plan, campaign, collect, and `job`, a
 line of a campaign's jobs.txt), ``capture``, ``cache`` (cache, profiles)
 and ``logcli`` (reports, diff and the fail-nth reader, ``failnth`` its
-``python3 -m`` entry); ``common`` holds the option groups they share.
+``python3 -m`` entry); ``common`` holds the option groups they share,
+``helptext`` what every --help is made of (paragraphs, examples, the exit
+codes a command can return).
 """

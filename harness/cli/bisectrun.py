@@ -24,6 +24,8 @@ from .. import errors, jsonout, paths, proc
 from ..errors import HarnessError
 from ..progress import Progress, fmt_duration
 from ..checks import bisect, bisectjob
+from ..kernel import series as kseries
+from . import helptext
 from .common import (boot_group, count, flags, flood_group, on_sigterm, variant_group,
                      variant_spec)
 from .reportscli import stdout_fault, wants_json
@@ -61,11 +63,19 @@ every step after the first is an incremental build.  Artifacts are cached by
 commit (and local changes, fragments, patches), so a commit seen before is
 not rebuilt.  The build is the same as `dmaharness build --tree DIR`.
 
-The detector series is patches/X.Y/series for the checkout's version; other
-versions try 6.1 and 6.12, nearest first.  When none applies the commit is
-skipped (--no-detector builds without it)."""
+The detector series is patches/X.Y/series for the checkout's version; for
+another version, those of {supported} are tried, the nearest first.  When
+none applies the commit is skipped (--no-detector builds without it).""".format(
+    supported=", ".join(kseries.SUPPORTED))
 
 BR_EPILOG = """\
+examples:
+  # one commit by hand: the one checked out in ~/src/linux
+  dmaharness bisect-run --tree ~/src/linux --signature 'KASAN: dma-owned'
+  # a flaky signature: more runs a commit, a lower chance per run
+  dmaharness bisect-run --signature 'in uvc_status_stop$' --repro-chance 0.4 \\
+      --runs 10 --duration 10s
+
 exit codes (what git bisect run reads):
   0    good: no run showed the signature, and a bad kernel would have shown it
        with chance >= 1 - --max-miss given --repro-chance
@@ -91,8 +101,8 @@ decide() is decisive: bad after one run with the signature; good once
 the signature: 0.8 is what a deterministic one gets in `dmaharness bisect`
 (4 hits of 4 runs at the bad end, 4/5); lower it for a flaky signature.
 
-run settings (boot and flood options): defaults < the --case's [run] table <
-the flags given on the command line.
+run settings (boot and flood options): defaults < the profile's run table <
+the --case's [run] table < the flags given on the command line.
 
 The cache folder is $DMAHARNESS_CACHE, else ~/.cache/dmaharness.
 """
@@ -104,7 +114,7 @@ class _BisectRunParser(argparse.ArgumentParser):
 
 def bisect_run_parser() -> argparse.ArgumentParser:
     p = _BisectRunParser(prog="dmaharness bisect-run", description=BR_DESCRIPTION,
-                         epilog=BR_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                         epilog=BR_EPILOG, formatter_class=helptext.Formatter,
                          allow_abbrev=False)
     g = p.add_argument_group("what to look for")
     g.add_argument("--signature", required=True, metavar="TITLE|REGEX",

@@ -170,7 +170,14 @@ def add_parsers(sub) -> None:
     bd = command_parser(sub, "build", cmd_build, "build a kernel variant (cached by content)",
              "Build a kernel variant: linux-source-X.Y (or --tree) + patches/X.Y/series + "
              "--series patches, configured from tinyconfig and kconfig-fragments/. A variant "
-             "already built is not rebuilt.")
+             "already built is not rebuilt.",
+             examples=("# 6.12 with the detector (the dma profile), cached by content",
+                       "dmaharness build --kernel 6.12",
+                       "# your checkout's HEAD and local changes; it is never written to",
+                       "dmaharness build --tree ~/src/linux --profile full",
+                       "# a kernel needed later, built on the cores other work leaves idle",
+                       "dmaharness build --kernel 7.3 --series my.series --background"),
+             codes=(errors.EXIT_INPUT, errors.EXIT_BUILD))
     bd.add_argument("--background", action="store_true",
                     help="build at the lowest CPU priority (nice 19) beside other builds "
                          "instead of after them: a kernel you will need later, made on the "
@@ -181,7 +188,15 @@ def add_parsers(sub) -> None:
     bt = command_parser(sub, "boot", cmd_boot, "build if needed, then boot in QEMU and watch the console",
                   "Boot a kernel variant under QEMU (TCG unless KVM really works) with the "
                   "harness's initramfs, and wait for the guest's end marker. Fails on panic, "
-                  "hang or silence.")
+                  "hang or silence.",
+                  examples=("dmaharness boot --kernel 6.1 --modules uvcvideo",
+                            "# a shell command in the guest, the console copied to stderr",
+                            "dmaharness boot --workload shell-cmd --cmd 'cat /proc/iomem' "
+                            "--console",
+                            "# the guest instructions each kernel function costs",
+                            "dmaharness boot --kernel 6.1 --insn-profile --modules uvcvideo"),
+                  codes=(errors.EXIT_INPUT, errors.EXIT_BUILD, errors.EXIT_GUEST),
+                  run_settings=True)
     g = boot_group(bt, timeout_help="wall-clock limit in seconds", timeout=300, smp=2,
                    profile=True)
     g.add_argument("--modules", default="", help="comma-separated modules the init loads")
@@ -194,7 +209,15 @@ def add_parsers(sub) -> None:
     ku = command_parser(sub, "kunit", cmd_kunit, "boot a variant and run its KUnit suites (KTAP parsed)",
                   "Boot the variant and collect the KTAP output of its KUnit suites (built in, "
                   "or modules given with --modules). Exit 0 when every case passed or was "
-                  "skipped, 1 when one failed.")
+                  "skipped, 1 when one failed.",
+                  examples=("# the detector's own suite (dma-debug-cacheline) and the others",
+                            "dmaharness kunit --kernel 6.1",
+                            "dmaharness kunit --kernel 7.3 --filter 'dma-debug-cacheline'"),
+                  codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_BUILD,
+                         errors.EXIT_GUEST),
+                  meaning={errors.EXIT_OK: "every KUnit case passed or was skipped",
+                           errors.EXIT_VERDICT: "a KUnit case failed"},
+                  run_settings=True)
     g = boot_group(ku, timeout_help="wall-clock limit in seconds", timeout=300, smp=2)
     g.add_argument("--filter", default="", help="kunit.filter_glob: suites to run (default all)")
     g.add_argument("--modules", default="", help="KUnit test modules to load (comma-separated)")
@@ -204,7 +227,20 @@ def add_parsers(sub) -> None:
                   "attached, load uvcvideo and run the guest agent; report packets sent, events "
                   "counted in the guest and the delivered rate over time. With --case, run a "
                   "case's before and after variants and diff their kernel reports (exit 0 when "
-                  "the outcome matches the case's expectation, 1 when not).")
+                  "the outcome matches the case's expectation, 1 when not).",
+                  examples=("dmaharness run --kernel 6.1 --flood control:max --duration 10s",
+                            "# the seed case: the bug, then each fix, their reports diffed",
+                            "dmaharness run --case patches/6.1/cases/uvc-status-buffer",
+                            "# USB devices from profiles instead of the cameras",
+                            "dmaharness run --device logitech-k120 --device stm32-cdc-acm"),
+                  codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_BUILD,
+                         errors.EXIT_GUEST, errors.EXIT_DEVICE),
+                  meaning={errors.EXIT_VERDICT: "with --case: the outcome does not match the "
+                           "case's expectation; with --capture: a capture differs from its "
+                           "profile",
+                           errors.EXIT_BUILD: "the kernel, the fake camera or the guest "
+                           "agent failed to build"},
+                  run_settings=True)
     boot_group(rn, timeout_help="seconds allowed beyond --duration", profile=True)
     flood_group(rn)
     g = rn.add_argument_group("case (before/after diff, with --case)")

@@ -9,7 +9,7 @@ import time
 from .. import errors, paths
 from ..progress import Progress
 from ..kernel import cache, profiles, series
-from .common import EPILOG, emit, output_group, whole_number
+from .common import add_command, emit, output_group, whole_number
 
 
 def days(text: str) -> float:
@@ -76,16 +76,20 @@ def cmd_profiles(a) -> int:
 
 def add_parsers(sub) -> None:
     """cache, profiles."""
-    cp = sub.add_parser(
-        "cache", help="what the cache folder holds; prune work trees and old runs",
-        description="Without an action: the cache folder's size by part, and every variant's "
+    cp = add_command(
+        sub, "cache", cmd_cache, "what the cache folder holds; prune work trees and old runs",
+        "Without an action: the cache folder's size by part, and every variant's "
                     "work tree (its _build folder's size, when it was last used).  'prune' "
                     "removes the work trees of all but the --keep most recently used built "
                     "variants of each kernel version (their artifacts stay, so boots and "
                     "cached builds still work; a pruned variant rebuilds incrementally from a "
                     "kept one), and with --runs-older-than the run folders older than that.  "
                     "A tree that a build is using is left alone.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        examples=("dmaharness cache",
+                  "# what a prune would free, then the prune",
+                  "dmaharness cache prune --keep 2 --runs-older-than 14 --dry-run",
+                  "dmaharness cache prune --keep 2 --runs-older-than 14"),
+        codes=(errors.EXIT_INPUT,))
     cp.add_argument("action", nargs="?", choices=("list", "prune"), default="list")
     cp.add_argument("--keep", type=whole_number, default=1, metavar="N",
                     help="prune: work trees kept per kernel version, most recently used first (1)")
@@ -93,15 +97,20 @@ def add_parsers(sub) -> None:
                     help="prune: also remove run folders (runs/) older than DAYS")
     cp.add_argument("--dry-run", action="store_true", help="prune: say what would go, remove nothing")
     output_group(cp)
-    cp.set_defaults(func=cmd_cache)
 
-    pp = sub.add_parser(
-        "profiles", help="the debug profiles (--profile): what each finds and costs",
-        description="The kernel's debug profiles, from kconfig-fragments/profiles/profiles.toml: "
+    pp = add_command(
+        sub, "profiles", cmd_profiles, "the debug profiles (--profile): what each finds and "
+        "costs",
+        "The kernel's debug profiles, from kconfig-fragments/profiles/profiles.toml: "
                     "each one's fragments (verified like every fragment), its patch series, "
                     "its run-setting defaults, what it finds and what it costs (measured by "
                     "bench/profiles).  Choose one with --profile on any command that builds, or "
                     "`profile = \"NAME\"` in a case's [run] table.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        examples=("dmaharness profiles",
+                  "# then one of them",
+                  "dmaharness run --profile fast --flood control:max --duration 10s",
+                  "dmaharness profiles --json"),
+        codes=(errors.EXIT_INPUT,),
+        meaning={errors.EXIT_INPUT: "bad input: a profile, its fragments or its series are "
+                 "wrong (profiles.toml)"})
     output_group(pp)
-    pp.set_defaults(func=cmd_profiles)

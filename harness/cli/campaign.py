@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import time
@@ -15,7 +14,7 @@ from ..pipeline import VariantSpec
 from ..campaign import campaign, folder as cfolder, junit, kcidb, remote
 from ..output import sweephtml
 from . import jobcheck
-from .common import EPILOG, emit, folder, kcidb_args, output_group, write_json_out
+from .common import add_command, emit, folder, kcidb_args, output_group, write_json_out
 
 
 def _runs(a, default: int) -> int:
@@ -265,42 +264,66 @@ def cmd_campaign(a) -> int:
                       {"command": "campaign", **where, **last, "wall_s": round(wall, 1)})
 
 
+PLAN_DESCRIPTION = (
+    "Write a campaign folder (-o DIR): campaign.json, which holds each job's "
+    "`dmaharness run` arguments byte for byte, and jobs.txt, one `dmaharness "
+    "job ID` a line, which runs them and writes the --json result to "
+    "results/<job>.json.  Run the lines anywhere that has this checkout, "
+    "from the campaign folder with dmaharness on PATH: `dmaharness campaign "
+    "DIR --jobs N` here (GNU parallel), --ssh HOSTS, --slurm.  Then "
+    "`dmaharness collect DIR` merges them.\n\n"
+    "plan case CASE: every run of every variant of the case (a copy of the "
+    "case goes along); collect diffs them as `run --case` does.\n\n"
+    "plan check PATCH...: the runs `dmaharness check` makes (before, then "
+    "the tree after each patch; the device that reaches what they touch), "
+    "planned here (the kernel's source is read to find that device; "
+    "--kernel X.Y among the RUN-ARGS); collect says what each patch brings "
+    "in or takes out.  Exit 9 and no campaign when nothing they touch is "
+    "reached.\n\n"
+    "plan bisect: the bisection `dmaharness bisect` makes (the same search and "
+    "verdict thresholds), each step's runs being jobs: `campaign` adds the "
+    "runs of the next step as the search needs them and has its engine run "
+    "them; collect replays the search over the results and gives the culprit "
+    "(the series must be in this checkout).\n\n"
+    "plan sweep: the boot without a device and each device of the catalogue "
+    "(--devices), one job each, the sweep kernel built by each worker; "
+    "collect folds every job's console into the sites table `sweep` prints "
+    "(the layouts when the sweep kernel is built here too).\n\n"
+    "Arguments after -- go to every job (--duration 5s, --kernel 6.12, ...).")
+
+
+# what collect (and campaign, which ends with it) answers, per kind of campaign
+COLLECTED = {
+    errors.EXIT_OK: "a case matches its expectation, a bisection found its culprit, every "
+                    "boot of a sweep ran; with --no-wait: submitted",
+    errors.EXIT_VERDICT: "a case does not match, a bisection found no single culprit, a "
+                         "boot of a sweep failed",
+}
+
+
 def add_parsers(sub) -> None:
     """plan, collect, campaign."""
-    pl = sub.add_parser(
-        "plan", usage="dmaharness plan case CASE -o DIR [--runs N] [-- RUN-ARGS...]\n"
-                      "       dmaharness plan check PATCH... -o DIR [--runs N] "
-                      "[-- RUN-ARGS...]\n"
-                      "       dmaharness plan sweep -o DIR [--devices LIST] [-- SWEEP-ARGS...]\n"
-                      "       dmaharness plan bisect --series FILE --signature TITLE|REGEX "
-                      "-o DIR [--good N] [--bad M] [--runs N] ... [-- RUN-ARGS...]",
-        help="write a campaign: a case's runs, or a bisection's steps, as independent jobs",
-        description="Write a campaign folder (-o DIR): campaign.json, which holds each job's "
-                    "`dmaharness run` arguments byte for byte, and jobs.txt, one `dmaharness "
-                    "job ID` a line, which runs them and writes the --json result to "
-                    "results/<job>.json.  Run the lines anywhere that has this checkout, "
-                    "from the campaign folder with dmaharness on PATH: `dmaharness campaign "
-                    "DIR --jobs N` here (GNU parallel), --ssh HOSTS, --slurm.  Then "
-                    "`dmaharness collect DIR` merges them.\n\n"
-                    "plan case CASE: every run of every variant of the case (a copy of the "
-                    "case goes along); collect diffs them as `run --case` does.\n\n"
-                    "plan check PATCH...: the runs `dmaharness check` makes (before, then "
-                    "the tree after each patch; the device that reaches what they touch), "
-                    "planned here (the kernel's source is read to find that device; "
-                    "--kernel X.Y among the RUN-ARGS); collect says what each patch brings "
-                    "in or takes out.  Exit 9 and no campaign when nothing they touch is "
-                    "reached.\n\n"
-                    "plan bisect: the bisection `dmaharness bisect` makes (the same search and "
-                    "verdict thresholds), each step's runs being jobs: `campaign` adds the "
-                    "runs of the next step as the search needs them and has its engine run "
-                    "them; collect replays the search over the results and gives the culprit "
-                    "(the series must be in this checkout).\n\n"
-                    "plan sweep: the boot without a device and each device of the catalogue "
-                    "(--devices), one job each, the sweep kernel built by each worker; "
-                    "collect folds every job's console into the sites table `sweep` prints "
-                    "(the layouts when the sweep kernel is built here too).\n\n"
-                    "Arguments after -- go to every job (--duration 5s, --kernel 6.12, ...).",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    pl = add_command(
+        sub, "plan", cmd_plan,
+        "write a campaign: a case's runs, or a bisection's steps, as independent jobs",
+        PLAN_DESCRIPTION,
+        examples=("dmaharness plan case patches/6.1/cases/uvc-status-buffer -o /tmp/c "
+                  "--runs 4 \\",
+                  "    -- --duration 20s",
+                  "dmaharness plan check my-series.mbox -o /tmp/k -- --kernel 7.3",
+                  "dmaharness plan sweep -o /tmp/s --devices usb,storage -- --kernel 6.12",
+                  "# then, here or elsewhere",
+                  "dmaharness campaign /tmp/c --jobs 2"),
+        codes=(errors.EXIT_INPUT, errors.EXIT_UNREACHABLE),
+        meaning={errors.EXIT_UNREACHABLE: "plan check: nothing the patches touch is reached "
+                 "by a device of the harness (no campaign is written)"},
+        usage="dmaharness plan case CASE -o DIR [--runs N] [-- RUN-ARGS...]\n"
+              "       dmaharness plan check PATCH... -o DIR [--runs N] [-- RUN-ARGS...]\n"
+              "       dmaharness plan sweep -o DIR [--devices LIST | --usb-drivers]\n"
+              "                             [-- SWEEP-ARGS...]\n"
+              "       dmaharness plan bisect --series FILE --signature TITLE|REGEX -o DIR\n"
+              "                              [--good N] [--bad M] [--runs N] ...\n"
+              "                              [-- RUN-ARGS...]")
     pl.add_argument("what", choices=("case", "check", "bisect", "sweep"), help="what to plan")
     pl.add_argument("case", type=Path, metavar="CASE|PATCH", nargs="*",
                     help="plan case: the case folder or its case.toml; plan check: the "
@@ -337,11 +360,11 @@ def add_parsers(sub) -> None:
                    help="--usb-drivers: jobs, each every N-th driver (8; 1 to 1000)")
     pl.set_defaults(run_args=[])
     output_group(pl)
-    pl.set_defaults(func=cmd_plan)
 
-    co = sub.add_parser(
-        "collect", help="merge a campaign's results: the case diff, missing and failed jobs",
-        description="Read a campaign folder's results (and GNU parallel's joblog, Slurm's "
+    co = add_command(
+        sub, "collect", cmd_collect,
+        "merge a campaign's results: the case diff, missing and failed jobs",
+        "Read a campaign folder's results (and GNU parallel's joblog, Slurm's "
                     "attempt files, when there are some) and print what the local command "
                     "prints: a case's diff and verdict (exit 0 when it matches the case's "
                     "expectation, 1 when not); a bisection's steps and culprit (0 found, 1 "
@@ -349,19 +372,22 @@ def add_parsers(sub) -> None:
                     "result, or a failed one, are listed by id, why and command, and nothing "
                     "is merged until every job is back (exit 8; for a bisection: the runs its "
                     "next step needs).",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        examples=("dmaharness collect /tmp/c",
+                  "# JUnit for CI, and KernelCI's KCIDB document",
+                  "dmaharness collect /tmp/c --junit junit.xml --kcidb kcidb.json --json"),
+        codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_INCOMPLETE),
+        meaning=COLLECTED)
     co.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
     co.add_argument("--junit", type=Path, metavar="FILE",
                     help="also write JUnit XML: one test case per job, one per expected outcome "
                          "(failures carry the report titles)")
     kcidb_args(co)
     output_group(co)
-    co.set_defaults(func=cmd_collect)
 
-    cg = sub.add_parser(
-        "campaign", help="run a campaign's jobs here or on ssh hosts (GNU parallel) or "
-                         "Slurm, then collect",
-        description="Run the jobs of a campaign folder that have no good result yet: --jobs "
+    cg = add_command(
+        sub, "campaign", cmd_campaign,
+        "run a campaign's jobs here or on ssh hosts (GNU parallel) or Slurm, then collect",
+        "Run the jobs of a campaign folder that have no good result yet: --jobs "
                     "at a time on this machine through GNU parallel (--joblog DIR/joblog, "
                     "--resume-failed: a job that failed or was killed runs again, a job done "
                     "is not); on other machines with --ssh HOSTS (GNU parallel --sshlogin, "
@@ -369,7 +395,13 @@ def add_parsers(sub) -> None:
                     "print what `collect` prints.  Each job builds what it needs through its "
                     "machine's build cache (one build at a time; --ccache-remote in the "
                     "jobs' run arguments shares compiled objects) and boots its guest.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        examples=("dmaharness campaign /tmp/c --jobs 2 --junit /tmp/c/junit.xml",
+                  "dmaharness campaign /tmp/c --ssh box1,me@box2 --jobs 2",
+                  "dmaharness campaign /shared/c --slurm debug --sbatch '--time=1:00:00'"),
+        codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_INCOMPLETE),
+        meaning={**COLLECTED, errors.EXIT_ENV: "environment: GNU parallel, ssh, rsync or "
+                 "Slurm is missing or a host cannot be prepared, the cache folder is "
+                 "unusable, standard output is closed or full"})
     cg.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
     cg.add_argument("--jobs", type=int, default=0, metavar="N",
                     help="guests at once (default: one per core); with --ssh, on each host "
@@ -408,7 +440,6 @@ def add_parsers(sub) -> None:
     cg.add_argument("--junit", type=Path, metavar="FILE", help="as collect --junit")
     kcidb_args(cg)
     output_group(cg)
-    cg.set_defaults(func=cmd_campaign)
 
 
 def job_args(argv: list[str]) -> list[str]:

@@ -8,7 +8,7 @@ from .. import errors
 from ..progress import Progress
 from ..checks import bisect, bisectjob, caserun, diff, pointing
 from ..output import htmlreport
-from .common import (EPILOG, boot_group, chance, command_parser, count, emit, flags, flood_group,
+from .common import (boot_group, chance, command_parser, count, emit, flags, flood_group,
                      variant_spec, whole_number)
 
 
@@ -65,16 +65,23 @@ def add_parsers(sub) -> None:
         "signature among the kernel reports. --good < --bad finds the patch that "
         "brings the report in; --good > --bad the one that takes it away. Verdicts: "
         "good, bad, skip (build, patch or boot failure; never bad). Rerunning the "
-        "same command resumes from its log.", series=False)
-    bs.epilog = (EPILOG.replace("  0    success", "  0    a culprit was found")
-                 .replace("  1    the check's verdict is negative (a diff that does not "
-                          "match its case)",
-                          "  1    no single culprit: an end failed its check, or skipped "
-                          "steps leave a range")
-                 + "\nthresholds (see harness/checks/bisect.py): a step is bad after --min-hits runs "
-                   "that show the signature;\ngood once a bad kernel would have shown nothing "
-                   "in its clean runs with chance\n<= --max-miss, the chance per run estimated "
-                   "at the bad end.\n")
+        "same command resumes from its log.", series=False,
+        examples=("# which patch of the series brings the report in",
+                  "dmaharness bisect --series tests/fixtures/bisect/6.1/series \\",
+                  "    --duration 4s --signature 'in (uvc_status_start|uvc_v4l2_open)$'",
+                  "# which one takes it away (--good > --bad), a new search",
+                  "dmaharness bisect --series fixes.series --good 5 --bad 0 --fresh \\",
+                  "    --signature 'KASAN: dma-owned'"),
+        codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT),
+        meaning={errors.EXIT_OK: "a culprit was found",
+                 errors.EXIT_VERDICT: "no single culprit: an end failed its check, or "
+                 "skipped steps leave a range (a patch that does not apply or build, or a "
+                 "guest that fails, is a skipped step, not an error)"},
+        run_settings=True)
+    bs.epilog += ("\nthresholds (see harness/checks/bisect.py): a step is bad after "
+                  "--min-hits runs\nthat show the signature; good once a bad kernel would "
+                  "have shown nothing\nin its clean runs with chance <= --max-miss, the "
+                  "chance per run estimated\nat the bad end.\n")
     g = bs.add_argument_group("what to bisect")
     g.add_argument("--series", type=Path, required=True, metavar="FILE",
                    help="the quilt series to bisect (applied after patches/<version>/series)")

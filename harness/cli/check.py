@@ -8,7 +8,7 @@ from .. import errors
 from ..checks import diff, patchcheck
 from ..output import checkreply, htmlreport
 from ..progress import Progress
-from .common import EPILOG, command_parser, count, emit, variant_spec
+from .common import command_parser, count, emit, variant_spec
 
 
 def cmd_check(a) -> int:
@@ -56,13 +56,21 @@ def add_parsers(sub) -> None:
         "answer a maintainer can use (syzbot's form for a report brought in; the evidence "
         "for a report taken out). Exit 0: nothing new; 1: a patch "
         "brings a report in (its after-K names it); 9: nothing the patches touch is "
-        "reached.\n\n"
-        "  dmaharness check --kernel 7.3 my-fix.patch\n"
-        "  git format-patch --stdout v7.3..HEAD > series.mbox; dmaharness check --kernel "
-        "7.3 series.mbox --dry-run", series=False)
-    p.epilog = EPILOG.replace("  70   a bug of dmaharness",
-                              "  9    nothing the patches touch is reached by a device "
-                              "of the harness\n  70   a bug of dmaharness")
+        "reached.", series=False,
+        examples=("dmaharness check --kernel 7.3 my-fix.patch",
+                  "# a series as an mbox: the plan only (what is built, what reaches it)",
+                  "git format-patch --stdout v7.3..HEAD > series.mbox",
+                  "dmaharness check --kernel 7.3 series.mbox --dry-run",
+                  "# your own tree instead of Debian's source, three runs a side",
+                  "dmaharness check --tree ~/src/linux --runs 3 0001-fix.patch"),
+        codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_BUILD, errors.EXIT_GUEST,
+               errors.EXIT_DEVICE, errors.EXIT_UNREACHABLE),
+        meaning={errors.EXIT_OK: "no patch brings a report in",
+                 errors.EXIT_VERDICT: "a patch brings a report in (its after-K names it)",
+                 errors.EXIT_UNREACHABLE: "nothing the patches touch is reached by a device "
+                 "of the harness (the plan says why for each file)",
+                 errors.EXIT_BUILD: "a kernel, the fake camera or the guest agent failed to "
+                 "build"})
     p.add_argument("patches", type=Path, nargs="+", metavar="PATCH",
                    help="a patch file or an mbox of several")
     p.add_argument("--runs", type=count, default=2, help="runs a side (2)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .. import jsonout
 from ..errors import EnvError, HarnessError, InputError
@@ -19,28 +19,14 @@ from ..kernel import series as kseries
 from ..boot import settings
 from ..pipeline import VariantSpec
 from ..campaign import kcidb
+from . import helptext
 from .reportscli import stdout_fault
 
 
-EPILOG = """\
-exit codes:
-  0    success
-  1    the check's verdict is negative (a diff that does not match its case)
-  2    usage error
-  3    environment: a package, tool or kernel source is missing (make deps)
-  4    bad input: a series, patch, fragment, case or config option is wrong
-  5    the kernel or a C helper failed to build
-  6    the guest failed: panic, hang, silence, missing end marker, bad status
-  7    the fake device failed (crashed, never listened)
-  8    a campaign is incomplete: jobs are missing or failed (collect lists them)
-  70   a bug of dmaharness (the traceback is printed)
-  130  interrupted
-
-run settings (boot and flood options): defaults < a case's [run] table < the
-flags given on the command line.
-
-The cache folder is $DMAHARNESS_CACHE, else ~/.cache/dmaharness.
-"""
+# the top-level --help's table: every code a command of dmaharness returns
+EPILOG = helptext.table(helptext.MEANING, header="exit codes (each command's --help lists "
+                                                  "those it can return):") \
+    + "\n\n" + helptext.RUN_SETTINGS + "\n\n" + helptext.CACHE + "\n"
 
 
 # --- option groups, declared once ------------------------------------------------
@@ -236,13 +222,29 @@ def flags(a) -> dict[str, Any]:
     return {k: tuple(v) if isinstance(v, list) else v for k in settings.SETTINGS
             if (v := getattr(a, k, None)) is not None}
 
-def command_parser(sub, name: str, func, help_text: str, description: str, **variant) -> argparse.ArgumentParser:
-    """A subcommand that builds a variant: variant options, --json, -q, exit codes."""
-    p = sub.add_parser(name, help=help_text, description=description, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_command(sub, name: str, func, help_text: str, description: str, *,
+                examples: Sequence[str], codes: Iterable[int] = (),
+                meaning: Mapping[int, str] | None = None, run_settings: bool = False,
+                **kw) -> argparse.ArgumentParser:
+    """A subcommand whose --help answers questions: its description as
+    paragraphs, its examples, the exit codes it can return (harness.cli.helptext)."""
+    notes = ((helptext.RUN_SETTINGS,) if run_settings else ()) + (helptext.CACHE,)
+    p = sub.add_parser(name, help=help_text, description=description,
+                       epilog=helptext.epilog(examples, codes, meaning=meaning, notes=notes),
+                       formatter_class=helptext.Formatter, **kw)
+    if func is not None:
+        p.set_defaults(func=func)
+    return p
+
+def command_parser(sub, name: str, func, help_text: str, description: str, *,
+                   examples: Sequence[str], codes: Iterable[int] = (),
+                   meaning: Mapping[int, str] | None = None, run_settings: bool = False,
+                   **variant) -> argparse.ArgumentParser:
+    """A subcommand that builds a variant: variant options, --json, -q, examples, exit codes."""
+    p = add_command(sub, name, func, help_text, description, examples=examples, codes=codes,
+                    meaning=meaning, run_settings=run_settings)
     variant_group(p, **variant)
     output_group(p)
-    p.set_defaults(func=func)
     return p
 
 def kcidb_args(p) -> None:

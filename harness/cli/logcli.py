@@ -16,10 +16,11 @@ import sys
 from typing import Any, Callable
 
 from .. import files
-from ..errors import EXIT_USAGE, EnvError, HarnessError
+from ..errors import EXIT_ENV, EXIT_INPUT, EXIT_USAGE, EXIT_VERDICT, EnvError, HarnessError
 from ..reports import engine, failnth
 from ..checks.case import load_case
 from ..checks.diff import Outcome, compare, exit_code, format_outcome
+from . import helptext
 from .reportscli import fail, log_parser, parse_args, stdout_fault, wants_json
 
 
@@ -80,9 +81,20 @@ def diff_parser() -> argparse.ArgumentParser:
         description="Diff the kernel reports of console logs: each BEFORE_LOG and "
                     "AFTER_LOG is one run.  Rows: new (after only), fixed (before only), "
                     "unchanged, flaky (not in every run of its side).",
-        epilog="Exit codes: 0 the outcome matches the case's expectation (without "
-               "--case: nothing new appears), 1 it does not, 2 usage error, "
-               "4 unreadable log or bad case file (as `run --case`).", allow_abbrev=False)
+        epilog=helptext.epilog(
+            ("dmaharness diff before.log -- after.log",
+             "# two runs a side, judged by a case's [expect]",
+             "dmaharness diff b1.log b2.log -- a1.log a2.log \\",
+             "    --case patches/6.1/cases/uvc-status-buffer",
+             "dmaharness diff --json b1.log -- a1.log"),
+            (EXIT_VERDICT, EXIT_INPUT), notes=(),
+            meaning={0: "the outcome matches the case's expectation (without --case: "
+                        "nothing new appears)",
+                     EXIT_VERDICT: "it does not",
+                     EXIT_ENV: "environment: standard output is closed or full",
+                     EXIT_INPUT: "bad input: a log cannot be read, or a bad case file (as "
+                                 "`run --case`)"}),
+        formatter_class=helptext.Formatter, allow_abbrev=False)
     ap.add_argument("logs", nargs="*", metavar="LOG",
                     help="console logs, one per run: the before logs, then --, then the after logs")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from argparse import RawDescriptionHelpFormatter
 from pathlib import Path
 
 from .. import errors, jsonout
 from ..output import mail, mailcheck
-from .common import EPILOG, emit, folder, output_group
+from .common import add_command, emit, folder, output_group
 
 
 def cmd_mail(a) -> int:
@@ -37,9 +36,10 @@ def cmd_mail(a) -> int:
 
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser(
-        "mail", help="a case's fix patches as your mails (your From: and Signed-off-by:)",
-        description="Turn fix patches (a case's fix/*.patch, or any git format-patch file) "
+    p = add_command(
+        sub, "mail", cmd_mail, "a case's fix patches as your mails (your From: and "
+        "Signed-off-by:)",
+        "Turn fix patches (a case's fix/*.patch, or any git format-patch file) "
         "into the mails you send: From: and Signed-off-by: are yours, git's user.name and "
         "user.email where you run it (refused without them: dmaharness signs off for no "
         "one); the patch's own trailers stay; below the '---' line a note says the report "
@@ -51,10 +51,17 @@ def add_parsers(sub) -> None:
         "Profiles (P:) of its MAINTAINERS sections ask for (media: --max-line-length=80), "
         "and a Cc: stable only with its reason (docs/mail.md). The tree is --tree DIR, or "
         "the cached, unpacked linux-source of the patch's version (patches/<version>/); "
-        "a failing mail is exit 4 with checkpatch's lines, no tree exit 3.\n\n"
-        "  dmaharness mail --check patches/7.3/cases/virtio-scsi-kick-event/fix/*.patch -o out/\n"
-        "  git send-email out/*.patch",
-        epilog=EPILOG, formatter_class=RawDescriptionHelpFormatter)
+        "a failing mail is exit 4 with checkpatch's lines, no tree exit 3.",
+        examples=("dmaharness mail patches/6.1/cases/uvc-status-buffer/fix/*.patch",
+                  "# checked as its maintainers would, written for git send-email",
+                  "dmaharness mail --check -o out/ \\",
+                  "    patches/7.3/cases/virtio-scsi-kick-event/fix/*.patch",
+                  "git send-email out/*.patch"),
+        codes=(errors.EXIT_INPUT,),
+        meaning={errors.EXIT_ENV: "environment: no git identity (user.name, user.email), "
+                 "no kernel tree for --check, standard output closed or full",
+                 errors.EXIT_INPUT: "bad input: a patch cannot be read, or --check: a mail "
+                 "fails (checkpatch's lines are printed)"})
     p.add_argument("patches", type=Path, nargs="+", metavar="PATCH",
                    help="a git format-patch file")
     p.add_argument("-o", "--output", type=folder, metavar="DIR",
@@ -66,4 +73,3 @@ def add_parsers(sub) -> None:
                    help="with --check: the kernel tree whose checkpatch.pl and MAINTAINERS "
                         "to use (default: the cached linux-source of the patch's version)")
     output_group(p)
-    p.set_defaults(func=cmd_mail)

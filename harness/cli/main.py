@@ -22,6 +22,7 @@ from ..errors import HarnessError
 from . import build, cache, campaign, case, check, logcli, mailcli, reportscli, sources, sweep
 from .bisectrun import bisect_run
 from .capture import capture
+from . import helptext
 from .common import EPILOG, on_sigterm, write_json_out
 from .reportscli import stdout_fault, stdout_usable
 
@@ -31,8 +32,16 @@ def parser() -> argparse.ArgumentParser:
         prog="dmaharness",
         description="Build KASAN + DMA-API-debug kernels from Debian's linux-source (or your "
                     "own checkout), boot them in QEMU, and find DMA buffers handled in ways "
-                    "x86 hides.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+                    "x86 hides.  `dmaharness help COMMAND` (or COMMAND --help) says what a "
+                    "command does, shows examples and lists the exit codes it can return.",
+        epilog=helptext.examples((
+            "# the kernel reports of a console log, titled as syzkaller does",
+            "dmaharness reports console.log",
+            "# the seed case before and after its fixes (builds and boots 6.1)",
+            "dmaharness run --case patches/6.1/cases/uvc-status-buffer",
+            "# your patch on your tree: what it brings in or takes out",
+            "dmaharness check --tree ~/src/linux my-fix.patch")) + "\n\n" + EPILOG,
+        formatter_class=helptext.Formatter, allow_abbrev=False)
     p.add_argument("--version", action="version", version=f"dmaharness {version()}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True

@@ -22,6 +22,7 @@ import traceback
 from typing import Any, Callable
 
 from .. import jsonout, proc
+from . import helptext
 from ..errors import (EXIT_ENV, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE,
                       EnvError, HarnessError)
 from ..jsonout import JSON_VERSION
@@ -138,11 +139,19 @@ def parse_args(ap: argparse.ArgumentParser, argv: list[str], prog: str
         return None, EXIT_USAGE
 
 
-def log_parser(prog: str, description: str, log_help: str) -> argparse.ArgumentParser:
+# what a console-log reader answers (reports, the fail-nth reader)
+LOG_CODES = {0: "the log was parsed (whatever it holds)",
+             EXIT_ENV: "environment: standard output is closed or full",
+             EXIT_INPUT: "bad input: the log cannot be read"}
+
+
+def log_parser(prog: str, description: str, log_help: str,
+               example_lines: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=prog, description=description,
-        epilog="Exit codes: 0 parsed, 2 usage error, 4 the log cannot be read.",
-        allow_abbrev=False)
+        epilog=helptext.epilog(example_lines, LOG_CODES, meaning=LOG_CODES, notes=())
+        if example_lines else helptext.table((*helptext.ALWAYS, *LOG_CODES), LOG_CODES) + "\n",
+        formatter_class=helptext.Formatter, allow_abbrev=False)
     ap.add_argument("log", help=log_help + " ('-' for stdin)")
     ap.add_argument("--json", action="store_true", help="print JSON (version 1)")
     return ap
@@ -150,6 +159,23 @@ def log_parser(prog: str, description: str, log_help: str) -> argparse.ArgumentP
 
 def _indented(obj: Any, pad: str) -> str:
     return json.dumps(obj, indent=2).replace("\n", "\n" + pad)
+
+
+def reports_parser() -> argparse.ArgumentParser:
+    ap = log_parser("dmaharness reports", "Print the kernel reports (KASAN, DMA-API, WARNING, "
+                    "BUG, ...) found in a console log or saved dmesg, titled as syzkaller "
+                    "titles them: one line a title, with its count, its kind and where it "
+                    "first appears; --json gives every report whole.",
+                    "console log or dmesg file",
+                    ("dmaharness reports ~/.cache/dmaharness/runs/<run>/console.log",
+                     "# every report whole, the log read on 4 cores",
+                     "dmaharness reports --json -j 4 console.log",
+                     "# a saved dmesg, from standard input",
+                     "dmesg | dmaharness reports -"))
+    ap.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
+                    help="parse a large log (8 MiB or more) on up to N cores (default: every "
+                         "core this process may use; 1: one pass); the reports are the same")
+    return ap
 
 
 def reports_main(argv: list[str]) -> int:
@@ -160,13 +186,7 @@ def reports_main(argv: list[str]) -> int:
     {"version", "source", "signatures", "reports"}, indented as
     json.dump(..., indent=2) writes it but for the reports, one a line."""
     prog = "dmaharness reports"
-    ap = log_parser(prog, "Print the kernel reports (KASAN, DMA-API, WARNING, BUG, ...) "
-                    "found in a console log or saved dmesg, titled as syzkaller titles them.",
-                    "console log or dmesg file")
-    ap.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
-                    help="parse a large log (8 MiB or more) on up to N cores (default: every "
-                         "core this process may use; 1: one pass); the reports are the same")
-    args, code = parse_args(ap, argv, prog)
+    args, code = parse_args(reports_parser(), argv, prog)
     if args is None:
         return code
     try:

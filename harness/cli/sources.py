@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 
 from .. import errors
 from ..kernel import debsource, kbuild, series
 from ..progress import Progress
-from .common import EPILOG, emit, kernel_version, output_group
+from .common import add_command, emit, kernel_version, output_group
 
 
 def cmd_sources(a) -> int:
@@ -55,10 +54,10 @@ def cmd_sources(a) -> int:
 
 
 def add_parsers(sub) -> None:
-    sp = sub.add_parser(
-        "sources", help="the linux-source versions Debian offers, which are here, which have "
-                        "a detector series",
-        description="Lists Debian's linux-source-X.Y packages: those the system's apt sources "
+    sp = add_command(
+        sub, "sources", cmd_sources, "the linux-source versions Debian offers, which are "
+        "here, which have a detector series",
+        "Lists Debian's linux-source-X.Y packages: those the system's apt sources "
                     "offer (Debian 12: 6.1, 6.12) and those in the newer suites "
                     f"({', '.join(debsource.SUITES)}), read through dmaharness's own apt "
                     "configuration in the cache folder (apt/): the system's sources are never "
@@ -68,10 +67,15 @@ def add_parsers(sub) -> None:
                     "--fetch X.Y downloads the newest X.Y into the cache now (a build fetches "
                     "it by itself when none is here); a newer point release is a new Debian "
                     "version, so every variant built from it has a new key.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        examples=("dmaharness sources",
+                  "# download 7.3's source now rather than at its first build",
+                  "dmaharness sources --fetch 7.3",
+                  "dmaharness sources --offline --json"),
+        codes=(errors.EXIT_INPUT,),
+        meaning={errors.EXIT_ENV: "environment: apt cannot read the archive, the download "
+                 "failed, the cache folder is unusable, standard output is closed or full"})
     sp.add_argument("--fetch", type=kernel_version, metavar="X.Y",
                     help="download the newest linux-source-X.Y the archive offers")
     sp.add_argument("--offline", action="store_true",
                     help="do not refresh the package lists: use those already in the cache")
     output_group(sp)
-    sp.set_defaults(func=cmd_sources)

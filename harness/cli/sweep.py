@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from argparse import ArgumentTypeError, RawDescriptionHelpFormatter
+from argparse import ArgumentTypeError
 from pathlib import Path
 
 from .. import errors, jsonout
@@ -13,7 +13,7 @@ from ..checks import sweep, sweeptable, usbsweep
 from ..devices import usbdevices, usbgen
 from ..output import mail, sitemail, sweephtml
 from .. import files
-from .common import (EPILOG, boot_group, command_parser, emit, flags, folder, out_file, output_group,
+from .common import (add_command, boot_group, command_parser, emit, flags, folder, out_file, output_group,
                      variant_spec, whole_number)
 
 
@@ -192,7 +192,19 @@ def add_parsers(sub) -> None:
         "device-owned bytes was seen (KASAN: dma-owned), the structure layout and the console "
         "evidence. Devices whose model this QEMU lacks or whose driver this kernel cannot "
         "build are listed as skipped, with the reason. Exit 0, or 1 when a boot failed or "
-        "(with --baseline) the sites differ from the baseline's.", series=False)
+        "(with --baseline) the sites differ from the baseline's.", series=False,
+        examples=("dmaharness sweep --kernel 6.12 --devices virtio,nvme",
+                  "# new / gone / unchanged sites against an earlier sweep",
+                  "dmaharness sweep --kernel 6.12 --baseline old/sweep.json",
+                  "# one generated device per USB driver, its own ID table",
+                  "dmaharness sweep --usb-drivers --kernel 7.3 --drivers ftdi_sio,asix"),
+        codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_BUILD, errors.EXIT_DEVICE),
+        meaning={errors.EXIT_OK: "every boot ran (and, with --baseline, the sites are the "
+                 "baseline's)",
+                 errors.EXIT_VERDICT: "a boot failed, or (--baseline) the sites differ",
+                 errors.EXIT_BUILD: "the sweep kernel or the fake device failed to build",
+                 errors.EXIT_DEVICE: "--usb-drivers: a fake device failed to start"},
+        run_settings=True)
     g = sw.add_argument_group("sweep")
     g.add_argument("--devices", action="append", default=[], metavar="LIST",
                    help="comma-separated device names or classes (virtio, storage, network, "
@@ -236,16 +248,23 @@ def add_parsers(sub) -> None:
                         "JSON carries its console whole (`collect` folds the sites)")
     boot_group(sw, timeout_help="seconds a boot may take before its workload", timeout=300,
                smp=1)
-    sr = sub.add_parser(
-        "site-report", help="one sweep site as a report to mail its maintainers",
-        description="Write, for one site of a sweep, the report a maintainer wants: a subject; "
+    sr = add_command(
+        sub, "site-report", cmd_site_report, "one sweep site as a report to mail its "
+        "maintainers",
+        "Write, for one site of a sweep, the report a maintainer wants: a subject; "
         "what maps what; the structure layout around the line; the mapping stack; the CPU's "
         "access to the device-owned bytes with its stack (read from the boot's console when "
         "it lies in the sweep's folder); on which real machines it corrupts (the exposure "
         "table); the kernel and package version; the dmaharness command that reproduces it; "
         "and the fix patch, with --fix. SITE is a row number of the sweep's table, a site key "
         "or the mapping function (when it names one site). Nothing is run; only --output is "
-        "written.", epilog=EPILOG, formatter_class=RawDescriptionHelpFormatter)
+        "written.",
+        examples=("# row 1 of the sweep's table",
+                  "dmaharness site-report ~/.cache/dmaharness/runs/<sweep>/sweep.json 1",
+                  "# a site by its mapping function, with your fix, as a file",
+                  "dmaharness site-report sweep.json virtscsi_kick_event --fix fix.patch \\",
+                  "    -o report.txt"),
+        codes=(errors.EXIT_INPUT,))
     sr.add_argument("sweep_json", type=Path, metavar="SWEEP_JSON",
                     help="a sweep's sweep.json (or its --json output)")
     sr.add_argument("site", metavar="SITE", help="row number, site key or mapping function")
@@ -255,22 +274,25 @@ def add_parsers(sub) -> None:
     sr.add_argument("-o", "--output", type=out_file, metavar="FILE",
                     help="also write the report to FILE")
     output_group(sr)
-    sr.set_defaults(func=cmd_site_report)
-    ud = sub.add_parser(
-        "usb-drivers", help="a device profile per USB/HID driver, from a kernel's match tables",
-        description="Read a kernel's modules.alias (a built kernel's artifacts/modules folder, "
+    ud = add_command(
+        sub, "usb-drivers", cmd_usb_drivers,
+        "a device profile per USB/HID driver, from a kernel's match tables",
+        "Read a kernel's modules.alias (a built kernel's artifacts/modules folder, "
         "or the file) and plan, for every USB and HID driver with an ID table, the devices "
         "that should bind it: the entry's IDs and classes, at the level the entry matches "
         "(device or interface), the interface at the number it names, a class driver's "
         "shipped template (UVC, UAC, CDC ACM/ECM) first, then the endpoint layouts "
         f"({', '.join(usbgen.LAYOUTS)}); a catch-all driver (hid_generic) gets none. With -o, "
         "write the profiles (fake-device/profiles/FORMAT.md) into DIR/<module>/, to attach "
-        "with run --device. Nothing is booted.", epilog=EPILOG,
-        formatter_class=RawDescriptionHelpFormatter)
+        "with run --device. Nothing is booted.",
+        examples=("dmaharness usb-drivers ~/.cache/dmaharness/artifacts/<key>/modules",
+                  "# write the profiles, then attach one",
+                  "dmaharness usb-drivers modules.alias -o gen/",
+                  "dmaharness run --device gen/ftdi_sio/2-int-bulk.profile"),
+        codes=(errors.EXIT_INPUT,))
     ud.add_argument("alias", type=Path, metavar="MODULES_ALIAS",
                     help="a modules.alias file, or a folder holding one")
     ud.add_argument("-o", "--output", type=folder, metavar="DIR",
                     help="write every driver's profiles under DIR")
     output_group(ud)
-    ud.set_defaults(func=cmd_usb_drivers)
 

@@ -1,0 +1,124 @@
+"""What every command's --help is made of: paragraphs, examples, exit codes.
+
+One formatter (``Formatter``: a paragraph of prose is wrapped to the
+terminal, at most 79 columns; an indented line, a table row or an example,
+is kept as written) and one way to write the epilog (``epilog``: the
+examples, then the exit codes that command can return, with their
+meanings from one table, then notes).  Standard library and harness.errors
+only: `dmaharness reports` imports it before anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from typing import Iterable, Mapping, Sequence
+
+from .. import errors
+
+WIDTH = 79                  # the most columns a line of help takes
+
+# what each code means, for every command that can return it (harness.errors)
+MEANING: dict[int, str] = {
+    errors.EXIT_OK: "success",
+    errors.EXIT_VERDICT: "the check's verdict is negative (a diff that does not match its "
+                         "case)",
+    errors.EXIT_USAGE: "usage error (a bad command line)",
+    errors.EXIT_ENV: "environment: a package, tool or kernel source is missing (make deps), "
+                     "the cache folder is unusable, standard output is closed or full",
+    errors.EXIT_INPUT: "bad input: a series, patch, fragment, case, console log or config "
+                       "option is wrong",
+    errors.EXIT_BUILD: "the kernel or a C helper failed to build",
+    errors.EXIT_GUEST: "the guest failed: panic, hang, silence, missing end marker, bad "
+                       "status",
+    errors.EXIT_DEVICE: "the fake device failed (crashed, never listened)",
+    errors.EXIT_INCOMPLETE: "a campaign is incomplete: jobs are missing or failed (collect "
+                            "lists them)",
+    errors.EXIT_UNREACHABLE: "check, plan check: nothing the patches touch is reached by "
+                             "a device of the harness",
+    errors.EXIT_INTERNAL: "a bug of dmaharness (the traceback is printed)",
+    errors.EXIT_INTERRUPTED: "interrupted (Ctrl-C, SIGTERM)",
+}
+
+# what any command run through harness.cli.main can answer: done, a bad command
+# line, a closed standard output or unusable cache, a bug of ours, Ctrl-C
+ALWAYS = (errors.EXIT_OK, errors.EXIT_USAGE, errors.EXIT_ENV, errors.EXIT_INTERNAL,
+          errors.EXIT_INTERRUPTED)
+
+RUN_SETTINGS = ("run settings (boot and flood options): defaults < the profile's run\n"
+                "table < a case's [run] table < the flags given on the command line.")
+CACHE = "The cache folder is $DMAHARNESS_CACHE, else ~/.cache/dmaharness."
+
+HEADER = "exit codes:"
+
+
+def table(codes: Iterable[int], meaning: Mapping[int, str] | None = None, *,
+          header: str = HEADER) -> str:
+    """The exit-code table of a --help: each code once, in order, its meaning
+    (``meaning`` overrides the shared one) wrapped under it."""
+    meaning = meaning or {}
+    lines = [header]
+    for c in sorted(set(codes)):
+        lines += textwrap.wrap(meaning.get(c, MEANING.get(c, "")), WIDTH,
+                               initial_indent=f"  {c:<4} ", subsequent_indent=" " * 7,
+                               break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def examples(lines: Sequence[str]) -> str:
+    """An examples block: commands and '# comment' lines, indented."""
+    return "examples:\n" + "\n".join("  " + ln if ln else "" for ln in lines)
+
+
+def epilog(example_lines: Sequence[str], codes: Iterable[int] = (), *,
+           meaning: Mapping[int, str] | None = None, always: Iterable[int] = ALWAYS,
+           notes: Sequence[str] = (CACHE,)) -> str:
+    """A command's epilog: its examples, the exit codes it can return (``always``
+    plus ``codes``), then notes (paragraphs)."""
+    parts = [examples(example_lines), table((*always, *codes), meaning), *notes]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def codes_of(help_text: str) -> dict[int, str]:
+    """The exit codes a --help lists, with their meanings (the first table
+    whose header starts with 'exit codes' or 'exit status'): the test's and
+    the man page's reader of what ``table`` writes."""
+    out: dict[int, str] = {}
+    inside, last = False, None
+    for ln in help_text.splitlines():
+        low = ln.strip().lower()
+        if not inside:
+            inside = low.startswith(("exit codes", "exit status"))
+            continue
+        if not ln.strip():
+            if out:
+                break
+            continue
+        head = ln.split(None, 1)
+        if ln.startswith("  ") and head[0].isdigit() and len(ln) - len(ln.lstrip()) <= 4:
+            last = int(head[0])
+            out[last] = head[1].strip() if len(head) > 1 else ""
+        elif last is not None and ln.startswith(" "):
+            out[last] += " " + ln.strip().lstrip("}").strip()
+        else:
+            break
+    return out
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as paragraphs: a paragraph of unindented lines
+    is wrapped to the terminal (at most WIDTH columns), one holding an
+    indented line (an example, a table) is kept as written."""
+
+    def _fill_text(self, text, width, indent):
+        width = min(width, WIDTH - len(indent))
+        out = []
+        for para in text.split("\n\n"):
+            lines = para.strip("\n").splitlines()
+            if lines and not any(ln[:1].isspace() for ln in lines):
+                out.append(textwrap.fill(" ".join(ln.strip() for ln in lines), width,
+                                         initial_indent=indent, subsequent_indent=indent,
+                                         break_on_hyphens=False, break_long_words=False))
+            else:
+                out.append("\n".join(indent + ln if ln else "" for ln in lines))
+        return "\n\n".join(out) + ("\n" if text.endswith("\n") else "")
