@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from .errors import BuildError
+from .errors import BuildError, EnvError
 
 _PR_SET_PDEATHSIG = 1
 
@@ -131,9 +131,13 @@ def make(folder: Path, product: Path, what: str) -> Path:
     """``make -s -C folder`` for one of the project's C tools; ``product`` must exist after.
 
     A failure is a BuildError naming the tool, the folder and make's last
-    words.
+    words; no make to run, an EnvError.
     """
-    r = subprocess.run(["make", "-s", "-C", str(folder)], capture_output=True, text=True)
+    try:
+        r = subprocess.run(["make", "-s", "-C", str(folder)], capture_output=True, text=True)
+    except OSError as e:            # no make on PATH: the environment's (make deps)
+        raise EnvError(f"{what} cannot be built: make cannot run ({e.strerror or e}; "
+                       "make deps installs it)", path=str(folder)) from None
     if r.returncode != 0 or not product.is_file():
         raise BuildError(f"{what} failed to build (make -C {folder}): "
                          + (r.stderr or r.stdout).strip()[-800:], path=str(folder))

@@ -1,10 +1,12 @@
 """proc.make: how the project's C tools (camera, agent, profiler) are built."""
 
+import os
 import subprocess
 import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from harness import errors, proc
 
@@ -28,6 +30,13 @@ class Make(unittest.TestCase):
         (self.dir / "Makefile").write_text("all:\n\t@true\n")
         with self.assertRaises(errors.BuildError):
             proc.make(self.dir, self.dir / "tool", "a tool")
+
+    def test_no_make_is_the_environments(self):
+        (self.dir / "Makefile").write_text("all:\n\ttouch tool\n")
+        with mock.patch.dict(os.environ, {"PATH": str(self.dir / "empty")}), \
+                self.assertRaises(errors.EnvError) as e:
+            proc.make(self.dir, self.dir / "tool", "a tool")
+        self.assertIn("make cannot run", e.exception.message)
 
 
 if __name__ == "__main__":
