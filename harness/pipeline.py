@@ -189,8 +189,7 @@ def boot(job: BootJob, progress: Progress, *, on_retry=None, stop_when=None,
         if accel == "kvm":
             raise errors.InputError("--insn-profile needs TCG (QEMU plugins do not see KVM's "
                                     "guest): drop --accel kvm")
-        insnprof.build_plugin()
-        qemu_opts += insnprof.qemu_opts(job.run_dir / "insnprof.txt")
+        qemu_opts += insnprof.qemu_opts(job.run_dir / "insnprof.txt", insnprof.build_plugin())
         accel = "tcg"
     req = qemu.BootRequest(kernel=art.bzimage, initrd=initrd, console=job.run_dir / "console.log",
                            append=append, memory_mb=b.memory, smp=b.smp, accel=accel,

@@ -8,6 +8,7 @@ harness being killed takes the whole group down with it.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from . import paths
 from .errors import BuildError, EnvError
 
 _PR_SET_PDEATHSIG = 1
@@ -127,18 +129,44 @@ def stop_session(p: subprocess.Popen, *, grace: float = 5.0) -> None:
             return
 
 
+def build_dir(folder: Path) -> Path:
+    """Where ``make -C folder`` puts what it builds: ``folder/build`` in a
+    checkout one may write (each C tool's Makefile default), else a folder
+    of the cache, one per copy of dmaharness (an installed copy under
+    /usr is read-only for its users; its sources are never written)."""
+    own = folder / "build"
+    if os.access(folder, os.W_OK | os.X_OK) and (
+            not os.path.lexists(own) or os.access(own, os.W_OK | os.X_OK)):
+        return own
+    try:
+        rel = folder.resolve().relative_to(paths.REPO)
+    except ValueError:
+        rel = Path(folder.name)
+    copy = hashlib.sha256(str(paths.REPO).encode()).hexdigest()[:12]
+    return paths.sub("tools") / copy / rel / "build"
+
+
 def make(folder: Path, product: Path, what: str) -> Path:
-    """``make -s -C folder`` for one of the project's C tools; ``product`` must exist after.
+    """``make -s -C folder`` for one of the project's C tools; ``product``
+    (a file under ``folder/build``) must exist after.  Its path is returned:
+    under build_dir(folder), the cache's when the folder is not writable
+    (the Makefiles take BUILD=DIR).
 
     A failure is a BuildError naming the tool, the folder and make's last
     words; no make to run, an EnvError.
     """
+    out = build_dir(folder)
+    cmd = ["make", "-s", "-C", str(folder)]
+    if out != folder / "build":
+        product = out / product.relative_to(folder / "build")
+        cmd.append(f"BUILD={out}")
     try:
-        r = subprocess.run(["make", "-s", "-C", str(folder)], capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:            # no make on PATH: the environment's (make deps)
         raise EnvError(f"{what} cannot be built: make cannot run ({e.strerror or e}; "
                        "make deps installs it)", path=str(folder)) from None
     if r.returncode != 0 or not product.is_file():
-        raise BuildError(f"{what} failed to build (make -C {folder}): "
+        raise BuildError(f"{what} failed to build (make -C {folder}"
+                         + (f" BUILD={out}" if out != folder / "build" else "") + "): "
                          + (r.stderr or r.stdout).strip()[-800:], path=str(folder))
     return product

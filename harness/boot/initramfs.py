@@ -110,8 +110,9 @@ def build_agent() -> Path | None:
     if not (paths.GUEST / "Makefile").is_file():
         return None
     agent = proc.make(paths.GUEST, AGENT, "the guest agent")
-    if not FAILNTH.is_file():
-        raise BuildError(f"make -C {paths.GUEST} did not build {FAILNTH}", path=str(paths.GUEST))
+    failnth = agent.with_name(FAILNTH.name)       # beside it, wherever proc.make built
+    if not failnth.is_file():
+        raise BuildError(f"make -C {paths.GUEST} did not build {failnth}", path=str(paths.GUEST))
     return agent
 
 

@@ -44,11 +44,13 @@ def build_plugin() -> Path:
     return proc.make(PLUGIN_DIR, PLUGIN, "the instruction profiler")
 
 
-def qemu_opts(out: Path) -> list[str]:
-    """QEMU options that load the plugin, writing its profile to ``out``."""
-    if "," in str(out):
-        raise errors.InputError(f"QEMU cannot take a ',' in the plugin's output path: {out}")
-    return ["-plugin", f"{PLUGIN},out={out}"]
+def qemu_opts(out: Path, plugin: Path = PLUGIN) -> list[str]:
+    """QEMU options that load the plugin (build_plugin()'s), writing its
+    profile to ``out``."""
+    for p in (out, plugin):
+        if "," in str(p):
+            raise errors.InputError(f"QEMU cannot take a ',' in the plugin's paths: {p}")
+    return ["-plugin", f"{plugin},out={out}"]
 
 
 @dataclass(frozen=True)

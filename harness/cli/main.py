@@ -102,8 +102,15 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace | None, int]:
 
 
 def version() -> str:
-    """The checkout's commit as git describes it (a dirty tree says so), or
-    why there is none."""
+    """The checkout's commit as git describes it (a dirty tree says so); an
+    installed copy's, written by make install into VERSION; or why there is
+    none."""
+    try:
+        stamped = (paths.REPO / "VERSION").read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        stamped = ""
+    if stamped:
+        return stamped
     try:
         r = subprocess.run(["git", "-C", str(paths.REPO), "describe", "--always", "--dirty"],
                            capture_output=True, text=True, timeout=10)

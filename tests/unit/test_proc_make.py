@@ -31,6 +31,26 @@ class Make(unittest.TestCase):
         with self.assertRaises(errors.BuildError):
             proc.make(self.dir, self.dir / "tool", "a tool")
 
+    def test_a_folder_it_may_not_write_builds_into_the_cache(self):
+        """An installed copy (read-only for its users) builds its C tools in
+        <cache>/tools/, never in its own folder (#44)."""
+        (self.dir / "Makefile").write_text("BUILD ?= build\nall:\n\tmkdir -p $(BUILD) && "
+                                           "touch $(BUILD)/tool\n")
+        real = os.access
+        cache = self.dir / "cache"
+
+        def access(path, mode):
+            return False if Path(path) == self.dir else real(path, mode)
+        with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(cache)}), \
+                mock.patch.object(proc.os, "access", access):
+            out = proc.make(self.dir, self.dir / "build" / "tool", "a tool")
+            self.assertEqual(out.parent, proc.build_dir(self.dir))
+        self.assertTrue(out.is_file())
+        self.assertIn(cache.resolve() / "tools", out.parents)
+        self.assertFalse((self.dir / "build").exists())
+        # a folder one may write keeps its own build/
+        self.assertEqual(proc.build_dir(self.dir), self.dir / "build")
+
     def test_no_make_is_the_environments(self):
         (self.dir / "Makefile").write_text("all:\n\ttouch tool\n")
         with mock.patch.dict(os.environ, {"PATH": str(self.dir / "empty")}), \
