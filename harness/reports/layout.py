@@ -802,11 +802,13 @@ class LayoutFinder:
         if structs is None:
             return Layout(facts, source=source, note=tool)
         cand, best = choose(structs, facts, source, self.source_text(source))
-        # a member of a byte or two at the buffer's offset is in almost any
-        # structure: evidence only when the driver declares it (airspy's
-        # 1-byte control buffer once came with struct acpi_ibft_nic and
-        # struct fs_disk_quota, from headers it includes)
-        weak = facts.length <= 2
+        # a member of a scalar's size (up to a pointer or a u64) at the
+        # buffer's offset is in almost any structure: evidence only when the
+        # driver declares it (airspy's 1-byte control buffer once came with
+        # struct acpi_ibft_nic and struct fs_disk_quota, and hub.c's 8-byte
+        # read of a device descriptor into kmalloc(64) with struct kobject,
+        # whose first member is a pointer, from headers they include)
+        weak = facts.length <= 8
         if cand is None and best and not any(c.exact_member and (c.local or not weak)
                                              for c in best):
             # structures that merely have the object's size (struct

@@ -208,6 +208,38 @@ class Choice(unittest.TestCase):
         self.assertIn("a plain buffer", lay.summary())
         self.assertNotIn("acpi_ibft_nic", lay.summary())
 
+    def test_a_pointer_wide_member_of_a_header_struct_is_no_evidence(self):
+        """hub.c's get_bMaxPacketSize0() reads 8 bytes into kmalloc(64): struct
+        kobject (64 bytes, a pointer first) from the headers is no layout, and
+        the site is a plain buffer (a dedicated allocation for allocrules);
+        a structure the driver declares with a u64 first still is one."""
+        f = _facts(0, 64, "kmalloc-64", 8, 0, 56)
+        kobject = structs.Struct("struct", "kobject", 64, [
+            structs.Member(0, 8, "const char *", "name"), structs.Member(8, 56, "u8", "rest[56]")],
+            decl_file="include/linux/kobject.h")
+        mine = structs.Struct("struct", "hub_buf", 64, [
+            structs.Member(0, 8, "u64", "desc"), structs.Member(8, 56, "u8", "rest[56]")],
+            decl_file="drivers/usb/core/hub.h")
+
+        def finder(table):
+            class Finder(layout.LayoutFinder):
+                def structs_of(self, source, facts):
+                    return table, "pahole"
+
+                def source_text(self, source):
+                    return None
+            return Finder("/nonexistent-art")
+
+        lay = finder({"kobject": kobject}).layout(f, "get_bMaxPacketSize0",
+                                                  source="drivers/usb/core/hub.c")
+        self.assertFalse(lay.found)
+        self.assertTrue(lay.plain, lay.summary())
+        self.assertNotIn("kobject", lay.summary())
+        lay = finder({"kobject": kobject, "hub_buf": mine}).layout(
+            f, "get_bMaxPacketSize0", source="drivers/usb/core/hub.c")
+        self.assertTrue(lay.found, lay.summary())
+        self.assertEqual(lay.struct, "hub_buf")
+
 
 def _facts(offset, size, cache, length, before, after):
     return layout.parse_facts(
