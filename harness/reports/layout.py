@@ -65,20 +65,17 @@ Reports understood: the detector's sharing report, its overflow report
 device owns this byte", also inside KASAN ``dma-owned`` reports, whose
 ``access offset`` is marked).
 
-``python3 -m harness.reports.layout --artifacts DIR --console LOG`` prints the
+``python3 -m harness.reports.layoutcli --artifacts DIR --console LOG`` prints the
 layout of each detector report of a console log.  File:line and the layout
 of a report together come from :mod:`harness.checks.enrich`.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -86,7 +83,6 @@ from typing import Mapping, Optional, Sequence
 
 from ..jsonout import JSON_VERSION
 from ..kernel.recompile import RecompileError, build_dir, compile_with_debug, locate_function
-from .engine import fold, parse
 from .frames import dma_site_frame
 from .structs import (LayoutError, Member, Struct, _array_len, _element, _expand, _path_to,
                       _spans_members, _tree_path, structs_gdb, structs_pahole)
@@ -873,42 +869,3 @@ def report_layout(report, artifacts: Path | str, **kw) -> Optional[Layout]:
         func = dma_site_frame(stack) or func
     return finder(artifacts, **kw).layout(facts, func, _guilty_module(report, func))
 
-
-# --------------------------------------------------------------------------
-# Command line
-
-
-def main(argv: Optional[list[str]] = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python3 -m harness.reports.layout", allow_abbrev=False,
-        description="Print the structure layout around the buffer of each detector "
-                    "report of a console log.")
-    ap.add_argument("--artifacts", required=True, help="the variant's artifacts folder")
-    ap.add_argument("--console", required=True, help="console log of a boot of that variant")
-    ap.add_argument("--tool", choices=("pahole", "gdb"), help="force one tool")
-    ap.add_argument("--json", action="store_true")
-    a = ap.parse_args(argv)
-    try:
-        text = Path(a.console).read_text(errors="replace")
-    except OSError as e:
-        print(f"cannot read {a.console}: {e.strerror}", file=sys.stderr)
-        return 2
-    out = []
-    for sig in fold(parse(text)):
-        lay = report_layout(sig.first, a.artifacts, tool=a.tool)
-        if lay is None:
-            continue
-        out.append((sig.title, lay))
-    if a.json:
-        json.dump({"version": JSON_VERSION, "layouts": [
-            {"title": t, **l.to_json()} for t, l in out]}, sys.stdout, indent=1)
-        print()
-    else:
-        for t, lay in out:
-            print(f"== {t}")
-            print(lay.format_text(indent="  "))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
