@@ -7,13 +7,12 @@ import shlex
 import time
 from pathlib import Path
 
-from .. import errors, jsonout, paths
+from .. import errors, jsonout
 from ..progress import Progress, fmt_duration
-from ..checks import bisect, diff, patchcheck, sweeptable, usbsweep
-from ..pipeline import VariantSpec
+from ..checks import bisect, diff, sweeptable, usbsweep
 from ..campaign import campaign, folder as cfolder, junit, kcidb, remote
 from ..output import sweephtml
-from . import jobcheck
+from . import check, jobcheck
 from .common import add_command, emit, folder, kcidb_args, output_group, write_json_out
 
 
@@ -24,52 +23,11 @@ def _runs(a, default: int) -> int:
     return runs
 
 
-def _plan_check(a, extra: list[str]) -> int:
-    """`plan check PATCH...`: the check's case (harness.checks.patchcheck) as a
-    case campaign whose about names the patches, so that collect says what
-    each brings in or takes out."""
-    if a.series or a.signature or a.devices or a.usb_drivers:
-        raise errors.HarnessError("plan check takes PATCH... (and --catalogue), not --series, "
-                                  "--signature, --devices or --usb-drivers")
-    if not a.case:
-        raise errors.HarnessError("plan check needs PATCH... (a patch file, several, or an "
-                                  "mbox of a series)")
-    opts = jobcheck.given("run", list(extra))
-    if "tree" in opts:
-        raise errors.HarnessError("plan check: RUN-ARGS: --tree is refused (a campaign's "
-                                  "workers build Debian's linux-source: --kernel X.Y)")
-    kernel = opts["kernel"][1] if "kernel" in opts else None
-    runs = _runs(a, 2)
-    prog = Progress(quiet=a.quiet)
-    req = patchcheck.CheckRequest(tuple(a.case), VariantSpec(kernel=kernel), {}, runs=runs,
-                                  catalogue=a.catalogue)
-    p = patchcheck.plan(req, prog)
-    text = patchcheck.format_plan(p)
-    if not p.reachable:
-        emit(a, {"command": "plan", "ok": False, **p.to_json(),
-                 "failure": "nothing the patches touch is reached by a device of the harness"},
-             text + "\n  verdict  none: nothing the patches touch is reached by a device of "
-             "the harness (exit 9)")
-        return errors.EXIT_UNREACHABLE
-    names = tuple(x.name if paths.is_safe_name(x.name) else f"patch-{k}"
-                  for k, x in enumerate(p.patches, 1))
-    c = campaign.plan_case(campaign.CasePlan(patchcheck.write_case(p), runs, a.output,
-                                             tuple(extra), check=names))
-    emit(a, {"command": "plan", "ok": True, **p.to_json(), **c.to_json(),
-             "folder": str(c.folder)},
-         text + f"\ncampaign {c.folder}: {len(c.jobs)} jobs (before, then the tree after each "
-         f"of {len(names)} patch(es), x {runs} runs)\n"
-         f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
-         f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
-         f"  merge    dmaharness collect {c.folder}")
-    return errors.EXIT_OK
-
-
 def cmd_plan(a) -> int:
     extra = list(a.run_args)
     jobcheck.check_plan_args(a.what, "sweep" if a.what == "sweep" else "run", extra)
     if a.what == "check":
-        return _plan_check(a, extra)
+        return check.plan_check(a, extra)
     if len(a.case) > 1:
         raise errors.HarnessError(f"plan {a.what} takes one CASE at most; several PATCHes go "
                                   "with plan check")
@@ -181,13 +139,7 @@ def _collected(a, col: campaign.Collected, extra: dict | None = None) -> int:
               + f"\n  jobs     {len(col.jobs)}, all back ({col.campaign.folder}/results)"
               + (f"\n  junit    {a.junit}" if a.junit else ""))
         return errors.EXIT_OK if col.bisection.found else errors.EXIT_VERDICT
-    checked = col.campaign.about.get("check_patches")
-    verdict = ("\nverdict (each patch against the tree before it):\n"
-               + "\n".join(patchcheck.verdict_lines(col.outcome, tuple(map(Path, checked))))
-               if checked else "")
-    if checked:
-        payload["check"] = [{"patch": ch.patch, "status": ch.status, "title": ch.row.title}
-                            for ch in patchcheck.changes(col.outcome, tuple(map(Path, checked)))]
+    verdict = check.collected_verdict(col, payload)
     emit(a, payload, diff.format_outcome(col.outcome) + verdict
           + f"\n  jobs     {len(col.jobs)}, all back ({col.campaign.folder}/results)"
           + (f"\n  junit    {a.junit}" if a.junit else ""))
@@ -274,12 +226,9 @@ PLAN_DESCRIPTION = (
     "`dmaharness collect DIR` merges them.\n\n"
     "plan case CASE: every run of every variant of the case (a copy of the "
     "case goes along); collect diffs them as `run --case` does.\n\n"
-    "plan check PATCH...: the runs `dmaharness check` makes (before, then "
-    "the tree after each patch; the device that reaches what they touch), "
-    "planned here (the kernel's source is read to find that device; "
-    "--kernel X.Y among the RUN-ARGS); collect says what each patch brings "
-    "in or takes out.  Exit 9 and no campaign when nothing they touch is "
-    "reached.\n\n"
+    "plan check PATCH...: the runs of `dmaharness check` (--kernel X.Y in "
+    "RUN-ARGS); collect says what each patch brings in or takes out; exit 9, "
+    "no campaign, when nothing they touch is reached.\n\n"
     "plan bisect: the bisection `dmaharness bisect` makes (the same search and "
     "verdict thresholds), each step's runs being jobs: `campaign` adds the "
     "runs of the next step as the search needs them and has its engine run "

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import errors
+from .. import errors, paths
+from ..campaign import campaign
 from ..checks import diff, patchcheck
 from ..output import checkreply, htmlreport
+from ..pipeline import VariantSpec
 from ..progress import Progress
+from . import jobcheck
 from .common import command_parser, count, emit, variant_spec
 
 
@@ -41,6 +44,63 @@ def cmd_check(a) -> int:
          + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  report   {res.html}"
          + f"\n  reply    {answer}")
     return diff.exit_code(res.outcome.matches)
+
+
+def plan_check(a, extra: list[str]) -> int:
+    """`plan check PATCH...`: the check's case (harness.checks.patchcheck) as a
+    case campaign whose about names the patches, so that collect says what
+    each brings in or takes out."""
+    if a.series or a.signature or a.devices or a.usb_drivers:
+        raise errors.HarnessError("plan check takes PATCH... (and --catalogue), not --series, "
+                                  "--signature, --devices or --usb-drivers")
+    if not a.case:
+        raise errors.HarnessError("plan check needs PATCH... (a patch file, several, or an "
+                                  "mbox of a series)")
+    opts = jobcheck.given("run", list(extra))
+    if "tree" in opts:
+        raise errors.HarnessError("plan check: RUN-ARGS: --tree is refused (a campaign's "
+                                  "workers build Debian's linux-source: --kernel X.Y)")
+    kernel = opts["kernel"][1] if "kernel" in opts else None
+    runs = 2 if a.runs is None else a.runs
+    if not 1 <= runs <= campaign.MAX_RUNS:
+        raise errors.HarnessError(f"--runs {runs}: 1 to {campaign.MAX_RUNS}")
+    prog = Progress(quiet=a.quiet)
+    req = patchcheck.CheckRequest(tuple(a.case), VariantSpec(kernel=kernel), {}, runs=runs,
+                                  catalogue=a.catalogue)
+    p = patchcheck.plan(req, prog)
+    text = patchcheck.format_plan(p)
+    if not p.reachable:
+        emit(a, {"command": "plan", "ok": False, **p.to_json(),
+                 "failure": "nothing the patches touch is reached by a device of the harness"},
+             text + "\n  verdict  none: nothing the patches touch is reached by a device of "
+             "the harness (exit 9)")
+        return errors.EXIT_UNREACHABLE
+    names = tuple(x.name if paths.is_safe_name(x.name) else f"patch-{k}"
+                  for k, x in enumerate(p.patches, 1))
+    c = campaign.plan_case(campaign.CasePlan(patchcheck.write_case(p), runs, a.output,
+                                             tuple(extra), check=names))
+    emit(a, {"command": "plan", "ok": True, **p.to_json(), **c.to_json(),
+             "folder": str(c.folder)},
+         text + f"\ncampaign {c.folder}: {len(c.jobs)} jobs (before, then the tree after each "
+         f"of {len(names)} patch(es), x {runs} runs)\n"
+         f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
+         f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+         f"  merge    dmaharness collect {c.folder}")
+    return errors.EXIT_OK
+
+
+def collected_verdict(col, payload: dict) -> str:
+    """A check campaign's collect (campaign.json names its patches): what each
+    brings in or takes out, added to ``payload``; '' for any other case."""
+    checked = col.campaign.about.get("check_patches")
+    if not checked:
+        return ""
+    pats = tuple(map(Path, checked))
+    payload["check"] = [{"patch": ch.patch, "status": ch.status, "title": ch.row.title}
+                        for ch in patchcheck.changes(col.outcome, pats)]
+    return ("\nverdict (each patch against the tree before it):\n"
+            + "\n".join(patchcheck.verdict_lines(col.outcome, pats)))
+
 
 
 def add_parsers(sub) -> None:
