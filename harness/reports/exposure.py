@@ -179,7 +179,6 @@ def assess(f: layout.DmaFacts, version: Optional[str] = None, *,
     out = []
     direction = (f.direction or "").upper()
     place = allocrules.placement(f, lay, alloc_stack, version)
-    x86 = f
     for a in ARCHES:
         if not a.line:
             out.append(Verdict(a.name, COHERENT, 0, "DMA is cache-coherent"))
@@ -188,8 +187,8 @@ def assess(f: layout.DmaFacts, version: Optional[str] = None, *,
             out.append(Verdict(a.name, TO_DEVICE, a.line,
                                "to the device only: cleaning a line is not destructive"))
             continue
-        f, source = arch_facts(x86, lay, a, version)
-        out.append(_sourced(_judge(a, f, place, version), source))
+        fa, source = arch_facts(f, lay, a, version)
+        out.append(_sourced(_judge(a, fa, place, version), source))
     return out
 
 
@@ -207,8 +206,7 @@ def arch_facts(f: layout.DmaFacts, lay: Optional[layout.Layout], a: Arch,
         near = al.neighbours(fa)
         more = f", next to {', '.join(near[:4])}" + (" ..." if len(near) > 4 else "") \
             if near else ""
-        align = allocrules.object_align(allocrules.Target(
-            a.name, a.line, a.dma_minalign, kmalloc_minalign(a, version)), fa)
+        align = allocrules.object_align(_target(a, version), fa)
         phase = (f"; lines assumed to start at the object's start ({align}-byte aligned)"
                  if align < a.line else "")
         note = f"; {al.note}" if al.note else ""
@@ -219,6 +217,10 @@ def arch_facts(f: layout.DmaFacts, lay: Optional[layout.Layout], a: Arch,
     return f, f"x86_64 layout assumed: {why}"
 
 
+def _target(a: Arch, version: Optional[str]) -> allocrules.Target:
+    return allocrules.Target(a.name, a.line, a.dma_minalign, kmalloc_minalign(a, version))
+
+
 def _sourced(v: Verdict, source: str) -> Verdict:
     return replace(v, why=f"{v.why} ({source})") if source else v
 
@@ -227,8 +229,7 @@ def _judge(a: Arch, f: layout.DmaFacts, place: allocrules.Placement,
            version: Optional[str]) -> Verdict:
     """The verdict on one non-coherent architecture for a mapping the device may write."""
     if f.rule != "overflow":
-        hit = allocrules.apply(allocrules.Target(a.name, a.line, a.dma_minalign,
-                                                 kmalloc_minalign(a, version)), place, f)
+        hit = allocrules.apply(_target(a, version), place, f)
         if hit is not None and not (hit[0].name != "coherent"
                                     and bounced(a, f.length, version)):
             return Verdict(a.name, hit[0].verdict, a.line, hit[1], hit[0].name)
