@@ -479,8 +479,8 @@ def _campaign(folder: Path, data: Any, f: Path) -> Campaign:
         if not isinstance(checked, list) or not all(
                 isinstance(x, str) and paths.is_safe_name(x) for x in checked) \
                 or len(checked) >= len(data["variants"]):
-            raise bad("check_patches", "a list of safe patch names, one an after "
-                      "variant, is expected")
+            raise bad("check_patches", "a list of safe patch names, fewer than the "
+                      "variants (one for each after variant), is expected")
     jobs_data = data.get("jobs")
     if not isinstance(jobs_data, list) or len(jobs_data) > MAX_JOBS:
         raise bad("jobs", f"a list of at most {MAX_JOBS} jobs is expected")

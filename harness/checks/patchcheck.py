@@ -40,6 +40,7 @@ from ..progress import Progress
 from . import caserun, sweep
 
 MAX_PATCHES = 50
+UNREACHED = "nothing the patches touch is reached by a device of the harness"
 _MAIL_START = re.compile(r"^From [0-9a-f]{40} ", re.M)
 
 
@@ -264,3 +265,9 @@ def verdict_lines(outcome, patches: tuple[Path, ...]) -> list[str]:
         out += [f"  {p.name}: {'brings in' if c.status == 'new' else 'takes out'}   "
                 f"{c.row.title}" for c in mine]
     return out
+
+
+def verdict_text(outcome, patches: tuple[Path, ...]) -> str:
+    """The verdict block `check` and a check campaign's `collect` print."""
+    return ("verdict (each patch against the tree before it):\n"
+            + "\n".join(verdict_lines(outcome, patches)))

@@ -14,6 +14,13 @@ from . import jobcheck
 from .common import command_parser, count, emit, variant_spec
 
 
+def _unreached(a, payload: dict, text: str) -> int:
+    """`check` and `plan check` when nothing the patches touch is reached."""
+    emit(a, {**payload, "ok": False, "failure": patchcheck.UNREACHED},
+         f"{text}\n  verdict  none: {patchcheck.UNREACHED} (exit 9)")
+    return errors.EXIT_UNREACHABLE
+
+
 def cmd_check(a) -> int:
     prog = Progress(quiet=a.quiet)
     req = patchcheck.CheckRequest(tuple(a.patches), variant_spec(a, series_=False), {},
@@ -22,10 +29,7 @@ def cmd_check(a) -> int:
     payload = {"command": "check", "ok": p.reachable, **p.to_json()}
     text = patchcheck.format_plan(p)
     if not p.reachable:
-        emit(a, {**payload, "failure": "nothing the patches touch is reached by a device "
-                 "of the harness"}, text + "\n  verdict  none: nothing the patches touch is "
-             "reached by a device of the harness (exit 9)")
-        return errors.EXIT_UNREACHABLE
+        return _unreached(a, payload, text)
     if a.dry_run:
         emit(a, payload, text)
         return errors.EXIT_OK
@@ -39,8 +43,7 @@ def cmd_check(a) -> int:
                                         *map(str, a.patches)]))
     emit(a, {**payload, **res.to_json(), "command": "check", "reply": str(answer)},
          text + "\n" + diff.format_outcome(res.outcome)
-         + "\nverdict (each patch against the tree before it):\n"
-         + "\n".join(patchcheck.verdict_lines(res.outcome, p.patches))
+         + "\n" + patchcheck.verdict_text(res.outcome, p.patches)
          + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  report   {res.html}"
          + f"\n  reply    {answer}")
     return diff.exit_code(res.outcome.matches)
@@ -70,11 +73,7 @@ def plan_check(a, extra: list[str]) -> int:
     p = patchcheck.plan(req, prog)
     text = patchcheck.format_plan(p)
     if not p.reachable:
-        emit(a, {"command": "plan", "ok": False, **p.to_json(),
-                 "failure": "nothing the patches touch is reached by a device of the harness"},
-             text + "\n  verdict  none: nothing the patches touch is reached by a device of "
-             "the harness (exit 9)")
-        return errors.EXIT_UNREACHABLE
+        return _unreached(a, {"command": "plan", **p.to_json()}, text)
     names = tuple(x.name if paths.is_safe_name(x.name) else f"patch-{k}"
                   for k, x in enumerate(p.patches, 1))
     c = campaign.plan_case(campaign.CasePlan(patchcheck.write_case(p), runs, a.output,
@@ -98,9 +97,7 @@ def collected_verdict(col, payload: dict) -> str:
     pats = tuple(map(Path, checked))
     payload["check"] = [{"patch": ch.patch, "status": ch.status, "title": ch.row.title}
                         for ch in patchcheck.changes(col.outcome, pats)]
-    return ("\nverdict (each patch against the tree before it):\n"
-            + "\n".join(patchcheck.verdict_lines(col.outcome, pats)))
-
+    return "\n" + patchcheck.verdict_text(col.outcome, pats)
 
 
 def add_parsers(sub) -> None:
