@@ -1,7 +1,5 @@
 """`dmaharness capture --help` builds nothing (#44): its text is read from the C source."""
 
-import contextlib
-import io
 import os
 import subprocess
 import sys
@@ -12,16 +10,11 @@ from unittest import mock
 
 from harness import errors, proc
 from harness.cli import capture
-from harness.cli import main as cli
+
+from .test_main import run
 
 ROOT = Path(__file__).resolve().parents[3]
 
-
-def run(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 class Help(unittest.TestCase):
