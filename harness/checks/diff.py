@@ -268,13 +268,15 @@ def evaluate(diff: Diff, fixed: Iterable[re.Pattern[str]] = (),
             if r.status == "flaky":
                 notes.append(f"flaky ({r.flaky_side}): {r.title}")
             continue
+        # the row's own status word (new, or flaky when not in every after
+        # run), so that the reasons say what the table and its summary say
         where = f"in {r.after_runs}/{diff.runs_after} {diff.after_label} runs"
         if r.corrupted:
-            notes.append(f"new but corrupted, not a signature ({where}): {r.title}")
+            notes.append(f"{r.status} but corrupted, not a signature ({where}): {r.title}")
         elif any(p.search(r.title) for p in new_allowed):
-            notes.append(f"new but allowed ({where}): {r.title}")
+            notes.append(f"{r.status} but allowed ({where}): {r.title}")
         else:
-            reasons.append(f"new ({where}): {r.title}")
+            reasons.append(f"{r.status} ({where}): {r.title}")
     return Verdict(not reasons, reasons, notes)
 
 

@@ -151,7 +151,8 @@ class EvaluateTest(unittest.TestCase):
         self.assertTrue(row.to_json()["corrupted"])
         v = diff.evaluate(d, rx("uvc_status_start"))
         self.assertTrue(v.matches, v.reasons)
-        self.assertIn(f"new but corrupted, not a signature (in 1/2 after runs): {cut}", v.notes)
+        self.assertIn(f"flaky but corrupted, not a signature (in 1/2 after runs): {cut}",
+                      v.notes)
         # One sound report under the same title makes it a signature again.
         d = diff.diff_runs(self.before, [[rep(STOCK), rep(cut, corrupted=True)], [rep(STOCK), rep(cut)]])
         self.assertFalse(diff.evaluate(d, rx("uvc_status_start")).matches)
@@ -240,6 +241,24 @@ class MainTest(unittest.TestCase):
         self.assertEqual(code, 0)
         code, _, _ = self.call(FIX / "before-1.log", "--", FIX / "after-new.log")
         self.assertEqual(code, 1)
+
+    def test_one_word_for_a_flaky_title(self):
+        """#44: the summary counted a title seen in 1 of 2 after runs as flaky
+        while the reason below it called it new: the table, the summary and
+        the reason now say the same word."""
+        code, out, _ = self.call(FIX / "before-1.log", FIX / "before-2.log", "--",
+                                 FIX / "after-1.log", FIX / "after-new.log")
+        self.assertEqual(code, 1)                     # after only, if only once: it counts
+        self.assertRegex(out, r"flaky\*\s+0,0\s+0,1\s+" + re.escape(NEW))
+        self.assertIn("0 new, 1 fixed, 2 flaky, 1 unchanged", out)
+        self.assertIn(f"  - flaky (in 1/2 after runs): {NEW}\n", out)
+        self.assertNotIn("new (in", out)
+        # in every after run it is new, in the table and in the reason alike
+        code, out, _ = self.call(FIX / "before-1.log", "--", FIX / "after-new.log")
+        self.assertEqual(code, 1)
+        self.assertRegex(out, r"\nnew\s+0\s+1\s+" + re.escape(NEW))
+        self.assertIn("1 new, ", out)
+        self.assertIn(f"  - new (in 1/1 after runs): {NEW}\n", out)
 
     def test_errors(self):
         code, _, err = self.call(FIX / "before-1.log", FIX / "after-1.log")
