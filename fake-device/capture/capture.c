@@ -169,6 +169,10 @@ struct target {
 static int fatal_json;                  /* --json: errors go in the JSON object */
 static FILE *json_out;
 
+/* The fields every dmaharness --json object starts with (docs/json.md),
+ * up to the value of "ok". */
+#define JSON_ENVELOPE "\"version\":1,\"command\":\"capture\",\"ok\":"
+
 static int fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Report an error that leaves nothing written; returns CAP_EXIT_FATAL. */
@@ -181,7 +185,8 @@ static int fatal(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (fatal_json) {
-		fputs("{\"result\":\"error\",\"exit\":1,\"error\":", json_out);
+		fputs("{" JSON_ENVELOPE "false,\"result\":\"error\",\"exit\":1,\"error\":",
+		      json_out);
 		cap_json_string(json_out, msg);
 		fputs("}\n", json_out);
 	} else {
@@ -387,7 +392,8 @@ static void report_json(FILE *f, const struct outcome *o)
 	char buf[32];
 	bool first = true;
 
-	fprintf(f, "{\"result\":\"%s\",\"exit\":%d", o->exit_code ? "partial" : "captured",
+	fprintf(f, "{" JSON_ENVELOPE "%s,\"result\":\"%s\",\"exit\":%d",
+		o->exit_code ? "false" : "true", o->exit_code ? "partial" : "captured",
 		o->exit_code);
 	fputs(",\"node\":", f);
 	cap_json_string(f, o->t->node);

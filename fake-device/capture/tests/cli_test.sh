@@ -107,13 +107,13 @@ check "--node missing: exit 1" 1 "No such file or directory"
 run --node /dev/null --json -o "$tmp/x.profile"
 check "--json -o: exit 1" 1 ""
 expect "--json -o: the object is on stdout" sh -c \
-	'printf "%s" "$1" | grep -q "^{\"result\":\"error\",\"exit\":1,\"error\":\"/dev/null is not a usbfs"' \
+	'printf "%s" "$1" | grep -q "^{\"version\":1,\"command\":\"capture\",\"ok\":false,\"result\":\"error\",\"exit\":1,\"error\":\"/dev/null is not a usbfs"' \
 	sh "$out"
 expect "--json -o: stderr is empty" test -z "$err"
 # ... and on stderr when the profile goes to stdout
 run --node /dev/null --json
 expect "--json to stdout: the object is on stderr" sh -c \
-	'printf "%s" "$1" | grep -q "^{\"result\":\"error\""' sh "$err"
+	'printf "%s" "$1" | grep -q "^{\"version\":1,\"command\":\"capture\",\"ok\":false,\"result\":\"error\""' sh "$err"
 expect "--json to stdout: stdout is empty" test -z "$out"
 
 # no sysfs at all: --device cannot work, and says to use --node

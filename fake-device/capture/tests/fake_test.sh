@@ -94,14 +94,14 @@ expect "--detach: only reads" reads_only
 # 4. --json: on stdout with -o, on stderr with the profile on stdout
 cap "$UVC" --node $NODE --source fixed --json -o "$tmp/j.profile"
 expect "--json -o: one object on stdout" sh -c \
-	'printf "%s" "$1" | grep -q "^{\"result\":\"captured\",\"exit\":0,.*\"asked\":180,\"answered\":180,\"stalled\":0,\"failed\":0,\"failures\":\[\]"' \
+	'printf "%s" "$1" | grep -q "^{\"version\":1,\"command\":\"capture\",\"ok\":true,\"result\":\"captured\",\"exit\":0,.*\"asked\":180,\"answered\":180,\"stalled\":0,\"failed\":0,\"failures\":\[\]"' \
 	sh "$out"
 expect "--json -o: stderr empty" [ -z "$err" ]
 cap "$UVC" --node $NODE --source fixed --json
 expect "--json, profile on stdout" sh -c \
 	'printf "%s" "$1" | head -1 | grep -q "^dmaharness-usb-profile 1$"' sh "$out"
 expect "--json, the object on stderr" sh -c \
-	'printf "%s" "$1" | grep -q "^{\"result\":\"captured\""' sh "$err"
+	'printf "%s" "$1" | grep -q "^{\"version\":1,\"command\":\"capture\",\"ok\":true,\"result\":\"captured\""' sh "$err"
 
 # 5. defaults: name from the product string, description, dated source
 cap "$UVC" --node $NODE -o "$tmp/d.profile"
