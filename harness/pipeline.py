@@ -294,7 +294,8 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
         binary = camera.build_fake_device()
         profs = [usbdevices.load(d, binary) for d in f.devices]
         profs += [usbdevices.from_host(h) for h in hosts]
-        modules = tuple(dict.fromkeys(job.modules + tuple(m for p in profs for m in p.modules)))
+        modules = tuple(dict.fromkeys(job.modules + f.modules
+                                      + tuple(m for p in profs for m in p.modules)))
         tools = (("/bin/dmaharness-capture", str(usbdevices.build_capture())),) \
             if f.capture else ()
         cfg = initramfs.RunConfig(modules=modules, workload="shell-cmd",
@@ -507,6 +508,9 @@ def check_combinations(f: FloodSettings) -> None:
     step, and check_before_build's."""
     if f.capture and not f.devices:
         raise errors.InputError("--capture reads back the --device profiles: give --device")
+    if f.modules and not (f.devices or f.usb_host):
+        raise errors.InputError("--modules loads the drivers of --device profiles: give "
+                                "--device (the cameras' driver is uvcvideo)")
     if f.fail_nth and (f.devices or f.usb_host):
         raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device "
                                 "or --usb-host")

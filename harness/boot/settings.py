@@ -86,6 +86,7 @@ class FloodSettings:
     capture: bool = False        # read each device back in the guest (the round trip)
     usb_host: tuple[str, ...] = ()   # real USB devices of this host passed through (VID:PID|BUS-DEV)
     bulk_in: str = "hold"        # profile devices' bulk IN reads: hold, random, zero
+    modules: tuple[str, ...] = ()    # with devices: more modules the guest loads first
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,22 @@ def _usb_hosts(v: Any) -> tuple[str, ...]:
     return out
 
 
+MODULE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")      # as modules.alias names them
+MAX_MODULES = 16
+
+
+def _modules(v: Any) -> tuple[str, ...]:
+    """Module names (a comma-separated flag, or a case's list); never a path."""
+    words = v if isinstance(v, (list, tuple)) else [w for w in _string(v).split(",")]
+    out = tuple(dict.fromkeys(_string(w).strip() for w in words))
+    for w in out:
+        if not MODULE_NAME.fullmatch(w):
+            raise InputError(f"{w[:80]!r} is not a module name (letters, digits, '_' and '-')")
+    if len(out) > MAX_MODULES:
+        raise InputError(f"{len(out)} modules; at most {MAX_MODULES}")
+    return out
+
+
 def _accel(v: Any) -> str:
     v = _string(v)
     if v not in ("auto", "tcg", "kvm"):
@@ -282,6 +299,10 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "with --device: what each device answers to the guest's bulk IN reads: hold (a "
             "quiet device: reads stay in flight), random or zero (one packet each, paced by "
             "the flood's rate; sweep --usb-drivers floods with random)"),
+    Setting("modules", "flood", _modules,
+            "with --device: more kernel modules the guest loads before the devices attach "
+            "(comma-separated), for a driver the profile's interface classes do not name: a "
+            "device made from a driver's own ID table (usb-drivers, check) needs its driver"),
     Setting("capture", "flood", _flag,
             "with --device: first read each device back in the guest with dmaharness-capture "
             "(static, on usbfs, --detach) and compare the capture with its profile "
@@ -368,4 +389,5 @@ def flood_json(f: FloodSettings) -> dict:
             "cycle_hz": f.cycle_hz, "phys_hz": f.phys_hz, "cameras": f.cameras,
             "hotplug": f.hotplug, "seed": f.seed, "agent_args": f.agent_args,
             "fail_nth": list(f.fail_nth), "fail_nth_max": f.fail_nth_max,
-            "devices": list(f.devices), "capture": f.capture, "usb_host": list(f.usb_host)}
+            "devices": list(f.devices), "capture": f.capture, "usb_host": list(f.usb_host),
+            "modules": list(f.modules)}

@@ -22,6 +22,8 @@ is required; any other key is an error)::
     patches = ["0001-x.patch", "fix/0002-y.patch"]
     [devices]                            # optional: instead of the cameras
     catalogue = ["virtio-scsi"]          # sweep catalogue entries, with their workloads
+    [kernel]                             # optional: options beyond the profile's
+    config = ["CONFIG_USB_SERIAL_FTDI_SIO=m"]   # CONFIG_NAME=y|m|n, each must stick
     [expect]
     fixed = ["^DMA-API: .* in uvc_status_start$"]
     new_allowed = []                     # optional
@@ -42,6 +44,12 @@ workloads, the kernel is the sweep kernel (the catalogue's drivers
 built in) with the variant's patches, and a workload that fails fails
 the run (the fix must not break the driver).  The camera settings do not
 apply to such a case and are refused in its ``[run]``.
+
+``kernel.config`` asks the case's kernel for options its profile does not
+set (a driver the case's devices need): a fragment made of them goes after
+the profile's (and after the device profiles' fragment, which a case with
+``run.devices`` gets as `run --device` does); an option that does not stick
+fails the build and says why, as any fragment's would.
 
 ``expect.sites`` names sweep sites (the keys of ``dmaharness sweep``'s
 table, harness.checks.sitekeys; ``*`` matches any text, for an offset
@@ -73,7 +81,10 @@ CASE_FILE = "case.toml"
 ROLES = ("before", "after")
 
 _TOP_KEYS = {"name": True, "description": False, "seed": False, "run": False,
-             "devices": False, "variants": True, "expect": True}
+             "devices": False, "kernel": False, "variants": True, "expect": True}
+_KERNEL_KEYS = {"config": True}
+CONFIG_OPTION = re.compile(r"CONFIG_[A-Z0-9_]{1,100}=[ymn]")
+MAX_CONFIG = 64
 _DEVICES_KEYS = {"catalogue": True}
 _VARIANT_KEYS = {"name": True, "role": True, "patches": True}
 _EXPECT_KEYS = {"fixed": True, "new_allowed": False, "sites": False}
@@ -103,6 +114,7 @@ class Case:
     variants: tuple[CaseVariant, ...]
     expect: Expect
     catalogue: tuple[str, ...] = ()   # [devices] catalogue: sweep catalogue entries
+    config: tuple[str, ...] = ()      # [kernel] config: CONFIG_X=y|m|n beyond the profile
 
     @property
     def folder(self) -> Path:
@@ -275,6 +287,29 @@ def _devices(path: Path, table: Any, run: dict[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _kernel(path: Path, table: Any) -> tuple[str, ...]:
+    if table is None:
+        return ()
+    _check_keys(path, "kernel", table, _KERNEL_KEYS)
+    opts = _strings(path, "kernel.config", table["config"])
+    if len(opts) > MAX_CONFIG:
+        raise _err(path, "kernel.config", f"{len(opts)} options; at most {MAX_CONFIG}")
+    for i, o in enumerate(opts):
+        if not CONFIG_OPTION.fullmatch(o):
+            raise _err(path, f"kernel.config[{i}]", f"{o[:120]!r} is not CONFIG_NAME=y|m|n")
+    names = [o.split("=")[0] for o in opts]
+    if len(set(names)) != len(names):
+        raise _err(path, "kernel.config", "names an option twice")
+    return tuple(opts)
+
+
+def config_fragment_text(case: Case) -> str:
+    """The fragment of a case's kernel.config (a `# CONFIG_X is not set` for n)."""
+    lines = [f"# kernel.config of case {case.name} ({case.path})"]
+    lines += [f"# {o[:-2]} is not set" if o.endswith("=n") else o for o in case.config]
+    return "\n".join(lines) + "\n"
+
+
 def load_case(path: Path | str) -> Case:
     """Read and validate a case file (or the folder holding case.toml)."""
     path = files.resolve(path, "case")
@@ -298,4 +333,5 @@ def load_case(path: Path | str) -> Case:
     run = _run(path, data.get("run"))
     return Case(name=name, description=description, seed=seed, path=path, run=run,
                 variants=_variants(path, data["variants"]), expect=_expect(path, data["expect"]),
-                catalogue=_devices(path, data.get("devices"), run))
+                catalogue=_devices(path, data.get("devices"), run),
+                config=_kernel(path, data.get("kernel")))

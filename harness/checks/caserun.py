@@ -16,14 +16,14 @@ from typing import Any, Callable, Mapping, Optional
 
 from .. import errors, jsonout, paths
 from ..progress import Progress
-from ..kernel import kbuild, series, symbolize
-from ..devices import agentresult
+from ..kernel import fragments, kbuild, series, symbolize
+from ..devices import agentresult, usbdevices
 from ..boot import settings
 from ..reports import engine
 from ..reports.engine import Report
 from ..pipeline import (FloodJob, check_before_build, ran, Target, VariantSpec, flood_once,
                         new_run_dir, run_parallel, target, with_profile)
-from . import casedevices, diff, enrich
+from . import case as case_mod, casedevices, diff, enrich, sweep
 from .case import CAMERA_SETTINGS, Case, load_case
 
 
@@ -91,9 +91,10 @@ def resolve_case(case_path: Path) -> Path:
 
 
 def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any],
-             catalogue: Path | None, progress: Progress):
+             catalogue: Path | None, progress: Progress, usb: bool | None = None):
     """The case, its target kernel, the spec, the run settings and its
-    catalogue devices (None: the cameras)."""
+    catalogue devices (None: the cameras); ``usb``: whether the kernel gets
+    the device profiles' fragment (None: when the case attaches devices)."""
     case = load_case(resolve_case(case_path))
     ver = case_version(case)
     spec = with_profile(variant, case.run)
@@ -115,9 +116,32 @@ def _prepare(case_path: Path, variant: VariantSpec, flags: Mapping[str, Any],
         where = f"--tree {t.checkout.path} (linux {t.version})" if t.checkout else f"--kernel {t.version}"
         raise errors.InputError(f"case {case.folder} is for linux {ver}, not {where}")
     boot_, flood = settings.resolve(case.run, flags)
+    t = case_kernel(case, t, cd is None and bool(flood.devices or flood.usb_host)
+                    if usb is None else usb)
     if cd is None:
         check_before_build(flood)                # before any build
     return case, t, spec, boot_, flood, cd
+
+
+def case_target(req: "CaseRequest", progress: Progress, usb: bool | None = None) -> Target:
+    """The kernel a case's before variant is built from (its variants add
+    their patches): `check` builds it first to make a device from its
+    modules.alias."""
+    return _prepare(req.case, req.variant, req.flags, req.catalogue, progress, usb)[1]
+
+
+def case_kernel(case, t: Target, usb: bool) -> Target:
+    """The case's kernel: with USB device profiles, the drivers of their
+    classes and usbmon (as `run --device` builds), then the case's own
+    kernel.config (harness.checks.case), which must stick."""
+    frags = t.frags
+    if usb:
+        frags += (fragments.parse_fragment(usbdevices.FRAGMENT),)
+    if case.config:
+        gen = sweep.generated_fragment("cases", "kernel.config",
+                                       case_mod.config_fragment_text(case))
+        frags += (fragments.parse_fragment(gen),)
+    return replace(t, frags=frags)
 
 
 @dataclass(frozen=True)

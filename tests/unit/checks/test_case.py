@@ -117,6 +117,47 @@ class CaseTest(unittest.TestCase):
         self.assertIn("run.flood", msg)
         self.assertIn("unknown pattern", msg)
 
+    def test_kernel_config_asks_options_that_must_be_named_plainly(self):
+        case = load_case(self.write(GOOD + '[kernel]\nconfig = ["CONFIG_USB_ACM=m", '
+                                    '"CONFIG_FOO=n"]\n'))
+        self.assertEqual(case.config, ("CONFIG_USB_ACM=m", "CONFIG_FOO=n"))
+        from harness.checks.case import config_fragment_text
+        text = config_fragment_text(case)
+        self.assertIn("\nCONFIG_USB_ACM=m\n", text)
+        self.assertIn("# CONFIG_FOO is not set", text)
+        for bad in ('"CONFIG_X=maybe"', '"usb_acm=m"', '"CONFIG_X=m\\nCONFIG_Y=y"',
+                    '"CONFIG_X=m", "CONFIG_X=y"', '"$(shell id)"'):
+            self.assertIn("kernel.config", self.error(GOOD + f"[kernel]\nconfig = [{bad}]\n"))
+        self.assertIn("kernel.cfg", self.error(GOOD + '[kernel]\ncfg = []\nconfig = []\n'))
+
+    def test_the_kernel_of_a_case_with_devices_and_config(self):
+        """A case with device profiles builds what `run --device` builds (the
+        profiles' fragment), then its own kernel.config; without either, the
+        profile's kernel unchanged."""
+        import os
+        from unittest import mock
+        from harness import pipeline
+        from harness.checks import caserun
+        from harness.devices import usbdevices
+        with mock.patch.dict(os.environ, {"DMAHARNESS_CACHE": str(Path(self.tmp.name) / "c")}):
+            t = pipeline.target(pipeline.VariantSpec(kernel="7.3"))
+            plain = load_case(self.write(GOOD))
+            self.assertEqual(caserun.case_kernel(plain, t, usb=False).frags, t.frags)
+            case = load_case(self.write(GOOD + '[kernel]\nconfig = ["CONFIG_USB_TMC=m"]\n'))
+            got = caserun.case_kernel(case, t, usb=True).frags
+        self.assertEqual(got[:len(t.frags)], t.frags)
+        self.assertEqual(got[len(t.frags)].path, usbdevices.FRAGMENT)
+        self.assertEqual(dict(got[-1].options), {"CONFIG_USB_TMC": "m"})
+        self.assertFalse(got[-1].best_effort)           # it must stick
+
+    def test_modules_are_module_names_only(self):
+        case = load_case(self.write(GOOD.replace('cycle_hz = 2\n',
+                                                 'modules = ["usbtmc", "cdc-acm"]\n')))
+        self.assertEqual(case.run["modules"], ("usbtmc", "cdc-acm"))
+        for bad in ('["../x"]', '["a b"]', '["/lib/modules/x.ko"]', '[""]'):
+            self.assertIn("run.", self.error(GOOD.replace('cycle_hz = 2\n',
+                                                          f'modules = {bad}\n')))
+
     def test_patch_outside_the_case_folder_is_refused(self):
         outside = Path(self.tmp.name) / "elsewhere.patch"
         outside.write_text("x\n")
