@@ -160,15 +160,36 @@ def _in_folder(tree: Path, rel: str) -> list[Unit]:
     return []
 
 
+def _includes(tree: Path, sources: tuple[str, ...], header: str) -> bool:
+    """Does one of the sources include the header by its own name
+    (#include "cdc-acm.h", as a driver includes its folder's header)?"""
+    pat = re.compile(rb'^\s*#\s*include\s+"(?:[^"]*/)?' + re.escape(header.encode()) + rb'"',
+                     re.M)
+    for src in sources:
+        try:
+            if pat.search((tree / src).read_bytes()):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _header(tree: Path, rel: str) -> list[Unit]:
+    """A header of a driver folder: the objects of its Makefile whose
+    sources include it by name; when none does (a header included through
+    another header, or by path from elsewhere), every object of the folder."""
     folder = str(Path(rel).parent)
     rs = rules(tree / folder / "Makefile")
     tri = _tristates(tree, folder)
+    objs = [(r, o) for r in rs if r.target == "obj" for o in r.objects if o.endswith(".o")]
+    mine = [(r, o) for r, o in objs
+            if _includes(tree, _sources(folder, Path(o).stem, rs), Path(rel).name)]
+    how = (f"a header its sources include, in {folder}/Makefile" if mine else
+           f"a header: every object of {folder}/Makefile")
     return [Unit(rel, Path(o).stem, r.symbol, None, r.symbol in tri,
-                 f"a header: every object of {folder}/Makefile (obj-"
-                 f"{'$(' + r.symbol + ')' if r.symbol else 'y'} += {o})", folder,
+                 f"{how} (obj-{'$(' + r.symbol + ')' if r.symbol else 'y'} += {o})", folder,
                  _sources(folder, Path(o).stem, rs))
-            for r in rs if r.target == "obj" for o in r.objects if o.endswith(".o")]
+            for r, o in (mine or objs)]
 
 
 def units(tree: Path, files: list[str]) -> list[Unit]:

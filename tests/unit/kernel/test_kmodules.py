@@ -61,6 +61,12 @@ class Synthetic(unittest.TestCase):
         self.assertEqual({u.module for u in us}, {"widget", "wlib", "always"})
         self.assertTrue(all("a header" in u.how for u in us))
 
+    def test_a_header_its_sources_include_belongs_to_their_objects_only(self):
+        (self.tree / "drivers/widget/wlib.c").write_text('#include "widget.h"\n')
+        us = kmodules.units(self.tree, ["drivers/widget/widget.h"])
+        self.assertEqual([u.module for u in us], ["wlib"])
+        self.assertIn("include", us[0].how)
+
     def test_what_no_makefile_builds_is_said_so(self):
         for rel in ("Documentation/widget.rst", "drivers/widget/orphan.c"):
             u = self.unit(rel)
