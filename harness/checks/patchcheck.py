@@ -7,9 +7,17 @@ For the patches given (files, or an mbox of a series as git am takes it):
    reaches each (harness.devices.reach: the camera, shared code of a class,
    a catalogue entry, an ID table, or nothing);
 2. the workload that reaches them: the fake camera (uvcvideo, USB core,
-   the DMA layer) or the catalogue's QEMU devices (their [devices] table);
-   a driver reached only by its own USB/HID ID table is named, and not run
-   yet (the USB sweep's device for it is the next step of #42);
+   the DMA layer), the catalogue's QEMU devices (their [devices] table), or
+   for USB and HID drivers a device served over usb-redir (``usb``): a
+   shipped profile whose interface classes or IDs bind the driver, else a
+   device made from the driver's own ID table (harness.devices.usbgen, from
+   the before kernel's modules.alias) with the try a cached USB sweep bound
+   it with, else its plan's first try; the kernel is the profile's with the
+   device profiles' fragment and the driver's own Kconfig symbols
+   (``kernel.config`` of the check's case); the device is flooded, its bulk
+   IN reads answered, its nodes held open (harness.devices.usbdevices), and
+   a driver the device did not bind in the before runs makes the check
+   "not reached", never "unchanged";
 3. the verdict, as `run --case` gives it: a case made in the cache folder
    whose before is the tree without the patches and whose afters are the
    tree after each patch in turn (after-1, after-2, ...: the first after
@@ -26,18 +34,19 @@ Nothing reachable is its own exit code (EXIT_UNREACHABLE), never a silent
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from .. import errors, files, paths
-from ..devices import catalogue as catalogue_mod, reach as reach_mod
-from ..kernel import kmodules, series
+from .. import errors, files, jsonout, paths
+from ..devices import catalogue as catalogue_mod, reach as reach_mod, usbdevices, usbgen
+from ..kernel import fragments, kbuild, kmodules, series
 from ..pipeline import VariantSpec, target
 from ..progress import Progress
-from . import caserun, sweep
+from . import caserun, sweep, usbsweep
 
 MAX_PATCHES = 50
 UNREACHED = "nothing the patches touch is reached by a device of the harness"
@@ -66,13 +75,34 @@ class Touch:
 
 
 @dataclass(frozen=True)
+class UsbDevice:
+    """The device that reaches a USB or HID driver in a check."""
+    module: str                     # as the Makefile names it (cdc-acm)
+    bus: str                        # usb or hid: the driver's ID table
+    profile: Optional[str] = None   # a shipped profile that binds it; None: made from its table
+    attempt: Optional[str] = None   # the try of its plan a cached USB sweep bound it with
+    source: str = ""                # where the device comes from, in words
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """What the guest loads: the driver (under usbhid for a HID driver)."""
+        return (self.module,) + (("usbhid",) if self.bus == "hid" else ())
+
+    def to_json(self) -> dict:
+        return {"module": self.module, "bus": self.bus, "profile": self.profile,
+                "attempt": self.attempt, "source": self.source}
+
+
+@dataclass(frozen=True)
 class Plan:
     version: str
     patches: tuple[Path, ...]
     touches: tuple[Touch, ...]
-    workload: str                   # "camera", "catalogue" or "none"
+    workload: str                   # "camera", "catalogue", "usb" or "none"
     devices: tuple[str, ...]        # the catalogue's entries, for "catalogue"
     left_out: tuple[str, ...]       # objects the workload does not reach, with why
+    usb: tuple[UsbDevice, ...] = ()     # for "usb": a device a driver
+    config: tuple[str, ...] = ()        # CONFIG_X=m the drivers need beyond the profile's
 
     @property
     def reachable(self) -> bool:
@@ -81,7 +111,8 @@ class Plan:
     def to_json(self) -> dict:
         return {"kernel": self.version, "patches": [str(p) for p in self.patches],
                 "touched": [t.to_json() for t in self.touches], "workload": self.workload,
-                "devices": list(self.devices), "left_out": list(self.left_out)}
+                "devices": list(self.devices), "left_out": list(self.left_out),
+                "usb_devices": [d.to_json() for d in self.usb], "config": list(self.config)}
 
 
 def split(paths_: tuple[Path, ...], into: Path) -> tuple[Path, ...]:
@@ -128,6 +159,27 @@ def _catalogue_devices(t: Touch, cat: catalogue_mod.Catalogue) -> tuple[str, ...
     return ()
 
 
+# the USB devices of one check: each is its own fake-uvc over usb-redir
+MAX_USB_DRIVERS = 4
+
+
+def _usb_touches(touches: list[Touch]) -> list[Touch]:
+    """The touches a device made for their driver reaches: USB and HID
+    drivers with an ID table, one touch per module, at most MAX_USB_DRIVERS."""
+    out, seen = [], set()
+    for t in touches:
+        m = t.unit.module
+        if t.reach.how == "id-table" and m and _norm(m) not in seen \
+                and len(seen) < MAX_USB_DRIVERS:
+            seen.add(_norm(m))
+            out.append(t)
+    return out
+
+
+def _norm(name: str) -> str:
+    return name.replace("-", "_")
+
+
 def _choose(touches: list[Touch], cat: catalogue_mod.Catalogue
             ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """The workload, its catalogue devices, and what it leaves out (with why)."""
@@ -136,12 +188,17 @@ def _choose(touches: list[Touch], cat: catalogue_mod.Catalogue
                   tuple((c,) for c in CAMERA_CLASSES))]
     by_cat = {id(t): _catalogue_devices(t, cat) for t in touches}
     devs = tuple(dict.fromkeys(d for t in touches for d in by_cat[id(t)]))
+    usb = _usb_touches(touches)
     if camera:
         workload, devices = "camera", ()
         reached = set(map(id, camera))
     elif devs:
         workload, devices = "catalogue", devs
         reached = {i for i, d in by_cat.items() if d}
+    elif usb:
+        workload, devices = "usb", ()
+        mods = {_norm(t.unit.module) for t in usb}
+        reached = {id(t) for t in touches if t.unit.module and _norm(t.unit.module) in mods}
     else:
         workload, devices, reached = "none", (), set()
     left = tuple(dict.fromkeys(
@@ -163,7 +220,67 @@ def plan(req: CheckRequest, progress: Progress) -> Plan:
         raise errors.InputError(f"check: {', '.join(p.name for p in pats)} touch no file "
                                 "(not a diff?)")
     workload, devices, left = _choose(touches, cat)
-    return Plan(t.version, pats, tuple(touches), workload, devices, left)
+    usb: tuple[UsbDevice, ...] = ()
+    config: tuple[str, ...] = ()
+    if workload == "usb":
+        usb = tuple(usb_device(x, t.version) for x in _usb_touches(touches))
+        config = _config(_usb_touches(touches), t.frags
+                         + (fragments.parse_fragment(usbdevices.FRAGMENT),))
+    return Plan(t.version, pats, tuple(touches), workload, devices, left, usb, config)
+
+
+def usb_device(t: Touch, version: str) -> UsbDevice:
+    """The device for a touched USB/HID driver: a shipped profile that binds
+    it, else one made from its ID table at run time, with the try a cached
+    USB sweep of this kernel bound it with when there is one."""
+    mod, bus = t.unit.module or "", (t.reach.devices or ("usb",))[0]
+    shipped = usbdevices.shipped_for(mod)
+    if shipped:
+        return UsbDevice(mod, bus, profile=shipped,
+                         source=f"the shipped profile {shipped} (its interfaces bind {mod})")
+    attempt, where = sweep_try(version, mod)
+    if attempt:
+        return UsbDevice(mod, bus, attempt=attempt,
+                         source=f"made from {mod}'s own {bus} ID table, try {attempt} (it "
+                         f"bound {mod} in the USB sweep {where})")
+    return UsbDevice(mod, bus, source=f"made from {mod}'s own {bus} ID table, its plan's "
+                     "first try (no cached USB sweep of this kernel bound it: "
+                     "`dmaharness sweep --usb-drivers --drivers " + _norm(mod) + "` finds one)")
+
+
+def sweep_try(version: str, module: str) -> tuple[Optional[str], str]:
+    """The try the newest cached USB sweep of `version` bound `module` with
+    (its usb-sweep.json under <cache>/runs), and that file; (None, "")."""
+    found = sorted(paths.sub("runs").glob("*usbsweep*/usb-sweep.json"),
+                   key=lambda f: f.stat().st_mtime, reverse=True)
+    for f in found[:50]:
+        try:
+            data = json.loads(files.read_text(f, "USB sweep result"))
+        except (ValueError, errors.HarnessError):
+            continue
+        if not isinstance(data, dict) or data.get("kernel") != version:
+            continue
+        for d in data.get("drivers") or []:
+            if isinstance(d, dict) and _norm(str(d.get("module"))) == _norm(module) \
+                    and isinstance(d.get("bound_with"), str):
+                return d["bound_with"], str(f)
+    return None, ""
+
+
+def _config(touches: list[Touch], frags) -> tuple[str, ...]:
+    """The drivers' own symbols (and the symbols that add the touched files
+    to them) that the kernel's fragments do not set already, as modules."""
+    have = {o for f in frags for o, v in f.options if v in ("y", "m")}
+    out = []
+    for t in touches:
+        u = t.unit
+        for sym in (u.symbol, u.part_symbol):
+            if sym and sym not in have and sym not in (o.split("=")[0] for o in out):
+                # a tristate with a prompt as a module; anything else (a bool
+                # that adds a file to the module) as y: what does not stick
+                # fails the build and says why
+                out.append(f"{sym}=m" if u.settable and sym == u.symbol else f"{sym}=y")
+    return tuple(out)
 
 
 def _digest(patches: tuple[Path, ...]) -> str:
@@ -173,10 +290,31 @@ def _digest(patches: tuple[Path, ...]) -> str:
     return h.hexdigest()[:16]
 
 
-def case_text(p: Plan) -> str:
-    """The case the check runs: before, then the tree after each patch."""
+# the USB workload's run settings: as the USB sweep floods its devices
+# (harness.checks.usbsweep), a little longer
+USB_RUN = {"flood": "control:200", "bulk_in": "random", "duration": "10s"}
+
+
+def _toml_list(xs) -> str:
+    return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
+
+
+def case_text(p: Plan, made: Optional[Mapping[str, str]] = None) -> str:
+    """The case the check runs: before, then the tree after each patch.
+    ``made``: the file name of each USB driver's device made from its ID
+    table, by module (None: not made yet, the case attaches no device)."""
     lines = [f'name = "check-{_digest(p.patches)}"',
              f'description = "dmaharness check of {len(p.patches)} patch(es)"', ""]
+    if p.workload == "usb":
+        if made is not None:
+            devs = [d.profile or made[d.module] for d in p.usb]
+            mods = [m for d in p.usb if d.profile is None for m in d.modules]
+            lines += ["[run]"] + [f'{k} = "{v}"' for k, v in USB_RUN.items()]
+            lines += [f"devices = {_toml_list(devs)}"]
+            lines += [f"modules = {_toml_list(mods)}"] if mods else []
+            lines += [""]
+        if p.config:
+            lines += ["[kernel]", f"config = {_toml_list(p.config)}", ""]
     lines += ["[[variants]]", 'name = "before"', 'role = "before"', "patches = []", ""]
     for k in range(1, len(p.patches) + 1):
         names = ", ".join(f'"{x.name}"' for x in p.patches[:k])
@@ -189,23 +327,86 @@ def case_text(p: Plan) -> str:
     return "\n".join(lines)
 
 
-def write_case(p: Plan) -> Path:
+def write_case(p: Plan, made: Optional[Mapping[str, str]] = None,
+               texts: Mapping[str, str] = {}) -> Path:
+    """The check's case folder in the cache: its patches, the devices made
+    for it (``texts``: file name -> profile text) and case.toml."""
     folder = paths.sub("checks") / f"{p.version}-{_digest(p.patches)}"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     for x in p.patches:
         shutil.copyfile(x, folder / x.name)
-    (folder / "case.toml").write_text(case_text(p))
+    for name, text in texts.items():
+        jsonout.write_text(folder / name, text)
+    if made is None and not any(d.profile is None for d in p.usb):
+        made = {}
+    (folder / "case.toml").write_text(case_text(p, made))
     return folder
 
 
+def made_devices(p: Plan, build: kbuild.BuildResult) -> dict[str, tuple[str, str]]:
+    """Each USB driver without a shipped profile: the file name and text of
+    its device, made from the built kernel's modules.alias (the try a cached
+    sweep bound it with, else its plan's first)."""
+    alias = usbgen.find_alias(Path(build.artifacts.modules))
+    plans = {_norm(x.module): x for x in usbgen.plan(usbgen.parse_aliases(
+        alias.read_text(errors="replace"), str(alias)))}
+    out = {}
+    for i, d in enumerate(x for x in p.usb if x.profile is None):
+        dp = plans.get(_norm(d.module))
+        if dp is None or dp.match is None or not dp.tries:
+            why = dp.reason if dp is not None else f"not in {alias}"
+            raise errors.InputError(f"check: {d.module}: no device can be made from its ID "
+                                    f"table ({why})", path=str(alias))
+        attempt = d.attempt if d.attempt in dp.tries else dp.tries[0]
+        name = f"{_norm(d.module)}-{attempt.replace(':', '-')}.profile"
+        out[d.module] = (name, usbgen.device_text(dp, attempt, usbdevices.PROFILES_DIR,
+                                                  open_pid=0x1000 + i))
+    return out
+
+
 def run(req: CheckRequest, p: Plan, progress: Progress) -> caserun.CaseResult:
-    """The verdict: the check's case run as `run --case` runs one."""
-    folder = write_case(p)
+    """The verdict: the check's case run as `run --case` runs one.  A USB
+    driver's device made from its ID table needs the before kernel's
+    modules.alias: that kernel is built first (the case's run reuses it)."""
+    made: dict[str, tuple[str, str]] = {}
+    if any(d.profile is None for d in p.usb):
+        folder = write_case(p)
+        creq = caserun.CaseRequest(folder, req.variant, req.flags, catalogue=req.catalogue)
+        t = caserun.case_target(creq, progress, usb=True)
+        b = kbuild.build(t.variant(()), jobs=req.variant.jobs, progress=progress,
+                         force=req.variant.force)
+        made = made_devices(p, b)
+    folder = write_case(p, {m: n for m, (n, _) in made.items()} if p.usb else None,
+                        dict(made.values()))
     return caserun.run_case(caserun.CaseRequest(folder, req.variant, req.flags, runs=req.runs,
                                                 parallel=req.parallel, run_dir=req.run_dir,
                                                 catalogue=req.catalogue), progress)
+
+
+def unbound(p: Plan, folder: Path) -> list[str]:
+    """The USB drivers their device did not bind in any before run (its
+    result.json: the drivers of the device's interfaces and HID devices),
+    each with why; [] when every one was bound."""
+    results = []
+    for f in sorted(folder.glob("before-*/result.json")):
+        try:
+            results.append(json.loads(files.read_text(f, "run result")))
+        except (ValueError, errors.HarnessError):
+            continue
+    out = []
+    for i, d in enumerate(p.usb):
+        devs = [(r.get("devices") or [])[i] for r in results
+                if isinstance(r, dict) and len(r.get("devices") or []) > i]
+        if any(_norm(d.module) in usbsweep.drivers_of(x) for x in devs if isinstance(x, dict)):
+            continue
+        seen = sorted({n for x in devs if isinstance(x, dict) for n in usbsweep.drivers_of(x)}
+                      - {"none"})
+        out.append(f"{d.module}: its device ({d.source}) did not bind it in the before runs"
+                   + (f" (bound: {', '.join(seen)})" if seen else
+                      " (no interface took it)" if devs else " (no run result)"))
+    return out
 
 
 def format_plan(p: Plan) -> str:
@@ -218,6 +419,11 @@ def format_plan(p: Plan) -> str:
                       if u.symbol else " (built in)" if u.module else ""))
         out.append(f"    reached  {t.reach.how}: {t.reach.detail}")
     out.append(f"  workload {p.workload}" + (f": {', '.join(p.devices)}" if p.devices else ""))
+    for d in p.usb:
+        out.append(f"  device   {d.module}: {d.source}")
+    if p.config:
+        out.append(f"  config   {' '.join(p.config)} (beyond the profile and the device "
+                   "profiles' fragment)")
     for why in p.left_out:
         out.append(f"  not run  {why}")
     return "\n".join(out)

@@ -34,6 +34,12 @@ def cmd_check(a) -> int:
         emit(a, payload, text)
         return errors.EXIT_OK
     res = patchcheck.run(req, p, prog)
+    missed = patchcheck.unbound(p, res.folder)
+    if p.usb and len(missed) == len(p.usb):
+        # the driver never ran: whatever the diff says, it says nothing of the patch
+        text += "".join(f"\n  not bound  {m}" for m in missed)
+        return _unreached(a, {**payload, **res.to_json(), "command": "check",
+                              "unbound": missed}, text)
     htmlreport.write_case(res)
     answer = res.folder / "reply.txt"
     answer.write_text(checkreply.reply(p.version, p.patches, res.outcome, res.folder,
@@ -41,7 +47,9 @@ def cmd_check(a) -> int:
                                         *(["--tree", str(a.tree)] if a.tree else
                                           ["--kernel", p.version]),
                                         *map(str, a.patches)]))
-    emit(a, {**payload, **res.to_json(), "command": "check", "reply": str(answer)},
+    text += "".join(f"\n  not bound  {m}" for m in missed)
+    emit(a, {**payload, **res.to_json(), "command": "check", "reply": str(answer),
+             "unbound": missed},
          text + "\n" + diff.format_outcome(res.outcome)
          + "\n" + patchcheck.verdict_text(res.outcome, p.patches)
          + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  report   {res.html}"
@@ -74,6 +82,12 @@ def plan_check(a, extra: list[str]) -> int:
     text = patchcheck.format_plan(p)
     if not p.reachable:
         return _unreached(a, {"command": "plan", **p.to_json()}, text)
+    made = [d.module for d in p.usb if d.profile is None]
+    if made:
+        raise errors.InputError(f"plan check: {', '.join(made)} has no shipped profile and "
+                                "its device is made from the built kernel's modules.alias, "
+                                "which a plan does not build: run `dmaharness check` on one "
+                                "machine")
     names = tuple(x.name if paths.is_safe_name(x.name) else f"patch-{k}"
                   for k, x in enumerate(p.patches, 1))
     c = campaign.plan_case(campaign.CasePlan(patchcheck.write_case(p), runs, a.output,
@@ -106,8 +120,10 @@ def add_parsers(sub) -> None:
         "Check patches (files, or an mbox of a series as git am takes it) on a kernel: the "
         "files each touches, the objects and Kconfig symbols they build into (the tree's "
         "Makefiles), how the harness reaches them (the fake camera for uvcvideo, USB core "
-        "and the DMA layer; the catalogue's QEMU devices for their drivers; a USB or HID "
-        "driver's own ID table is named but not run yet), then the verdict as run --case "
+        "and the DMA layer; the catalogue's QEMU devices for their drivers; for any other "
+        "USB or HID driver a device over usb-redir: a shipped profile that binds it, else "
+        "one made from the driver's own ID table, with its Kconfig symbol added to the "
+        "kernel), then the verdict as run --case "
         "gives it: before = the tree without them, after-K = the tree after patch K, RUNS "
         "runs a side, new / fixed / unchanged reports, and reply.txt in the run folder: the "
         "answer a maintainer can use (syzbot's form for a report brought in; the evidence "

@@ -12,9 +12,9 @@ into), the first row of this order that applies:
   catalogue   a QEMU device model of the sweep's catalogue whose modules
               or Kconfig symbols name it, with that entry's workload
   id-table    a USB or HID driver (MODULE_DEVICE_TABLE(usb|hid, ...) in its
-              sources): a device made from its own ID table
-              (harness.devices.usbgen, as `usb-drivers` and the USB sweep
-              make them)
+              sources): a shipped device profile that binds it, else a
+              device made from its own ID table (harness.devices.usbgen, as
+              `usb-drivers` and the USB sweep make them)
   none        nothing the harness attaches reaches it, and why (a library
               module that other drivers select, rtl_usb for rtl8192cu, is
               "none" here: the drivers that select it are not looked for yet)
@@ -95,8 +95,9 @@ def reach(tree: Path, unit: Unit, cat: Optional[Catalogue]) -> Reach:
                          f"{', '.join(names)}, with their workloads", names)
     buses = _id_tables(tree, unit.sources) if unit.module is not None else []
     if buses:
-        return Reach("id-table", f"a device made from the driver's own {'/'.join(buses)} ID "
-                     "table (usb-drivers, the USB sweep's tries)", tuple(buses))
+        return Reach("id-table", f"a USB device over usb-redir that its own {'/'.join(buses)} "
+                     "ID table matches (a shipped profile that binds it, else one made from "
+                     "the table as usb-drivers and the USB sweep make them)", tuple(buses))
     if unit.module is None:
         return Reach("none", unit.how)
     return Reach("none", f"{unit.module}: no device of the harness binds it (not the "

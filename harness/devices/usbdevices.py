@@ -128,6 +128,27 @@ def load(spec: str, fake_uvc: Path) -> Profile:
                      configs[0] if configs else b"", desc)
 
 
+def shipped_for(module: str) -> str | None:
+    """The shipped profile whose device the driver `module` binds (its
+    interface classes or its VID:PID name the module: CLASS_MODULES,
+    VENDOR_MODULES), read without the fake device; None when none does."""
+    want = module.replace("-", "_")
+    for path in sorted(PROFILES_DIR.glob("*.profile")):
+        text = path.read_text(errors="replace")
+        try:
+            dev = _statement_bytes(text, "device")
+            configs = _statement_bytes(text, "config")
+        except ValueError:
+            continue
+        if not dev or len(dev[0]) < 12:
+            continue
+        p = summarize(path.stem, path, dev[0][8] | dev[0][9] << 8, dev[0][10] | dev[0][11] << 8,
+                      configs[0] if configs else b"", None)
+        if want in {m.replace("-", "_") for m in p.modules}:
+            return path.stem
+    return None
+
+
 def from_host(h) -> Profile:
     """A real device (harness.devices.usbhost.HostDevice) seen as a profile: its
     active configuration's interface classes give the modules to load."""

@@ -44,14 +44,22 @@ class Check(unittest.TestCase):
                  "obj-$(CONFIG_SCSI_VIRTIO) += virtio_scsi.o\n", {"virtio_scsi.c": "\n"}),
                 ("drivers/widget", 'config WIDGET\n\ttristate "W"\n',
                  "obj-$(CONFIG_WIDGET) += widget.o\n",
-                 {"widget.c": "MODULE_DEVICE_TABLE(hid, ids);\n"})):
+                 {"widget.c": "MODULE_DEVICE_TABLE(hid, ids);\n"}),
+                ("drivers/usb/class", 'config USB_ACM\n\ttristate "ACM"\n',
+                 "obj-$(CONFIG_USB_ACM) += cdc-acm.o\nobj-$(CONFIG_USB_TMC) += usbtmc.o\n",
+                 {"cdc-acm.c": '#include "cdc-acm.h"\nMODULE_DEVICE_TABLE(usb, acm_ids);\n',
+                  "cdc-acm.h": "struct acm;\n",
+                  "usbtmc.c": "MODULE_DEVICE_TABLE(usb, usbtmc_devices);\n"}),
+                ("drivers/gizmo", 'config GIZMO\n\ttristate "G"\n',
+                 "obj-$(CONFIG_GIZMO) += gizmo.o\n", {"gizmo.c": "\n"})):
             (tree / folder).mkdir(parents=True)
             (tree / folder / "Kconfig").write_text(kconfig)
             (tree / folder / "Makefile").write_text(makefile)
             for n, text in sources.items():
                 (tree / folder / n).write_text(text)
         for p in (mock.patch.object(patchcheck, "target",
-                                    return_value=SimpleNamespace(version="7.3", checkout=None)),
+                                    return_value=SimpleNamespace(version="7.3", checkout=None,
+                                                                 frags=())),
                   mock.patch.object(patchcheck.sweep, "source_tree", return_value=tree)):
             p.start()
             self.addCleanup(p.stop)
@@ -87,6 +95,67 @@ class Check(unittest.TestCase):
         self.assertIn("virtio-scsi", p.devices)
         self.assertTrue(all(d.startswith("virtio") for d in p.devices))
 
+    def test_a_usb_driver_gets_a_shipped_profile_that_binds_it(self):
+        """cdc-acm: the header goes to the module whose source includes it
+        (not to usbtmc beside it); the stm32 profile binds it; USB_ACM is
+        in the device profiles' fragment already, so nothing is asked."""
+        with mock.patch.object(patchcheck.fragments, "parse_fragment",
+                               return_value=SimpleNamespace(options=(("CONFIG_USB_ACM", "m"),))):
+            p = self.plan(self.patch("a.patch", mail("usb: cdc-acm: x",
+                                                     "drivers/usb/class/cdc-acm.h")))
+        self.assertEqual(p.workload, "usb")
+        self.assertEqual([t.unit.module for t in p.touches], ["cdc-acm"])
+        self.assertEqual([(d.module, d.profile) for d in p.usb], [("cdc-acm", "stm32-cdc-acm")])
+        self.assertEqual(p.config, ())
+        case = load_case(patchcheck.write_case(p))
+        self.assertEqual(case.run["devices"], ("stm32-cdc-acm",))
+        self.assertEqual(case.run["bulk_in"], "random")
+        self.assertNotIn("modules", case.run)
+        self.assertEqual(case.config, ())
+
+    def test_a_driver_without_a_profile_gets_a_device_from_its_table(self):
+        """usbtmc: its symbol is asked for; before the kernel is built the
+        case attaches nothing; with the device made, the case names the file
+        and the module the guest loads."""
+        p = self.plan(self.patch("t.patch", mail("usb: usbtmc: x",
+                                                 "drivers/usb/class/usbtmc.c")))
+        self.assertEqual([(d.module, d.profile, d.bus) for d in p.usb], [("usbtmc", None, "usb")])
+        self.assertIn("first try", p.usb[0].source)
+        self.assertEqual(p.config, ("CONFIG_USB_TMC=y",))     # no Kconfig entry here: not m
+        case = load_case(patchcheck.write_case(p))
+        self.assertNotIn("devices", case.run)
+        self.assertEqual(case.config, ("CONFIG_USB_TMC=y",))
+        folder = patchcheck.write_case(p, {"usbtmc": "usbtmc-int-bulk.profile"},
+                                       {"usbtmc-int-bulk.profile": "name x\n"})
+        case = load_case(folder)
+        self.assertEqual(case.run["devices"], (str(folder.resolve() / "usbtmc-int-bulk.profile"),))
+        self.assertEqual(case.run["modules"], ("usbtmc",))
+
+    def test_a_usb_sweep_that_bound_the_driver_gives_its_try(self):
+        runs = self.tmp / "cache" / "runs" / "20261207-usbsweep-7.3-1"
+        runs.mkdir(parents=True)
+        (runs / "usb-sweep.json").write_text(json.dumps({"kernel": "7.3", "drivers": [
+            {"module": "usbtmc", "bound_with": "int-bulk-2"}]}))
+        self.assertEqual(patchcheck.sweep_try("7.3", "usbtmc")[0], "int-bulk-2")
+        self.assertEqual(patchcheck.sweep_try("6.1", "usbtmc"), (None, ""))
+        p = self.plan(self.patch("t.patch", mail("usb: usbtmc: x", "drivers/usb/class/usbtmc.c")))
+        self.assertEqual(p.usb[0].attempt, "int-bulk-2")
+
+    def test_a_driver_its_device_did_not_bind_is_said_so(self):
+        p = self.plan(self.patch("a.patch", mail("usb: cdc-acm: x", "drivers/usb/class/cdc-acm.c")))
+        run_dir = self.tmp / "run"
+        for k, drivers in ((1, {"0": "none"}), (2, {"0": "usbfs"})):
+            (run_dir / f"before-{k}").mkdir(parents=True)
+            (run_dir / f"before-{k}" / "result.json").write_text(json.dumps(
+                {"devices": [{"interfaces": drivers}]}))
+        missed = patchcheck.unbound(p, run_dir)
+        self.assertEqual(len(missed), 1)
+        self.assertIn("did not bind", missed[0])
+        self.assertIn("usbfs", missed[0])
+        (run_dir / "before-2" / "result.json").write_text(json.dumps(
+            {"devices": [{"interfaces": {"0": "cdc_acm"}}]}))
+        self.assertEqual(patchcheck.unbound(p, run_dir), [])
+
     def test_a_series_in_an_mbox_is_one_after_per_patch(self):
         box = self.patch("series.mbox", mail("scsi: one", "drivers/scsi/virtio_scsi.c", "a" * 40)
                          + mail("scsi: two", "drivers/scsi/virtio_scsi.c", "b" * 40))
@@ -99,7 +168,7 @@ class Check(unittest.TestCase):
         self.assertEqual(case.expect.fixed, ())            # any new report is the verdict
 
     def test_nothing_reached_is_exit_9_and_says_why(self):
-        for f in ("drivers/widget/widget.c", "Documentation/x.rst"):
+        for f in ("drivers/gizmo/gizmo.c", "Documentation/x.rst"):
             pf = self.patch("w.patch", mail("widget: x", f))
             code, out, err = run(["check", str(pf), "--json"])
             self.assertEqual(code, errors.EXIT_UNREACHABLE, err)
