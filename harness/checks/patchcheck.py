@@ -35,9 +35,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tomllib
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -46,7 +47,7 @@ from ..devices import catalogue as catalogue_mod, reach as reach_mod, usbdevices
 from ..kernel import fragments, kbuild, kmodules, series
 from ..pipeline import VariantSpec, target
 from ..progress import Progress
-from . import caserun, sweep, usbsweep
+from . import case as case_mod, caserun, sweep, usbsweep
 
 MAX_PATCHES = 50
 UNREACHED = "nothing the patches touch is reached by a device of the harness"
@@ -103,6 +104,8 @@ class Plan:
     left_out: tuple[str, ...]       # objects the workload does not reach, with why
     usb: tuple[UsbDevice, ...] = ()     # for "usb": a device a driver
     config: tuple[str, ...] = ()        # CONFIG_X=m the drivers need beyond the profile's
+    run: Mapping[str, Any] = field(default_factory=dict)   # a case's [run] table, as written
+    from_case: str = ""                 # the in-tree case whose workload it is
 
     @property
     def reachable(self) -> bool:
@@ -112,7 +115,8 @@ class Plan:
         return {"kernel": self.version, "patches": [str(p) for p in self.patches],
                 "touched": [t.to_json() for t in self.touches], "workload": self.workload,
                 "devices": list(self.devices), "left_out": list(self.left_out),
-                "usb_devices": [d.to_json() for d in self.usb], "config": list(self.config)}
+                "usb_devices": [d.to_json() for d in self.usb], "config": list(self.config),
+                "workload_from_case": self.from_case or None, "run": dict(self.run)}
 
 
 def split(paths_: tuple[Path, ...], into: Path) -> tuple[Path, ...]:
@@ -220,13 +224,44 @@ def plan(req: CheckRequest, progress: Progress) -> Plan:
         raise errors.InputError(f"check: {', '.join(p.name for p in pats)} touch no file "
                                 "(not a diff?)")
     workload, devices, left = _choose(touches, cat)
+    run, from_case = {}, ""
+    found = workload_case(t.version, pats)
+    if found is not None and workload in ("camera", "catalogue"):
+        case, raw = found
+        if (workload == "catalogue") == bool(case.catalogue):
+            run, from_case = raw, case.name
+            devices = case.catalogue or devices
     usb: tuple[UsbDevice, ...] = ()
     config: tuple[str, ...] = ()
     if workload == "usb":
         usb = tuple(usb_device(x, t.version) for x in _usb_touches(touches))
         config = _config(_usb_touches(touches), t.frags
                          + (fragments.parse_fragment(usbdevices.FRAGMENT),))
-    return Plan(t.version, pats, tuple(touches), workload, devices, left, usb, config)
+    return Plan(t.version, pats, tuple(touches), workload, devices, left, usb, config, run,
+                from_case)
+
+
+# [run] settings a case's own folder gives meaning to: not carried over
+_CASE_LOCAL = ("devices", "capture", "usb_host")
+
+
+def workload_case(version: str, patches: tuple[Path, ...]
+                  ) -> Optional[tuple[case_mod.Case, dict[str, Any]]]:
+    """The in-tree case (patches/<version>/cases/*) one of whose variants
+    applies one of these patches (the same diff: harness.kernel.series.Patch
+    .digest), and its [run] table as written: a fix for a deadlock the
+    default workload never provokes is checked under the workload its case
+    found it with.  None when no case has one of them."""
+    want = {series.Patch(p).digest() for p in patches}
+    for toml in sorted((paths.REPO / "patches" / version / "cases").glob("*/case.toml")):
+        try:
+            case = case_mod.load_case(toml)
+            raw = tomllib.loads(toml.read_text()).get("run") or {}
+        except (errors.HarnessError, tomllib.TOMLDecodeError, OSError):
+            continue
+        if any(x.digest() in want for v in case.variants for x in v.patches):
+            return case, {k: v for k, v in raw.items() if k not in _CASE_LOCAL}
+    return None
 
 
 def usb_device(t: Touch, version: str) -> UsbDevice:
@@ -299,12 +334,26 @@ def _toml_list(xs) -> str:
     return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
 
 
+def _toml_value(v: Any) -> str:
+    """A [run] value as TOML: a case's table holds strings, numbers,
+    booleans and lists of strings (harness.boot.settings)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return json.dumps(str(v))
+
+
 def case_text(p: Plan, made: Optional[Mapping[str, str]] = None) -> str:
     """The case the check runs: before, then the tree after each patch.
     ``made``: the file name of each USB driver's device made from its ID
     table, by module (None: not made yet, the case attaches no device)."""
     lines = [f'name = "check-{_digest(p.patches)}"',
              f'description = "dmaharness check of {len(p.patches)} patch(es)"', ""]
+    if p.run:
+        lines += ["[run]"] + [f"{k} = {_toml_value(v)}" for k, v in p.run.items()] + [""]
     if p.workload == "usb":
         if made is not None:
             devs = [d.profile or made[d.module] for d in p.usb]
@@ -418,7 +467,9 @@ def format_plan(p: Plan) -> str:
                    + (f" ({u.symbol}{', with ' + u.part_symbol if u.part_symbol else ''})"
                       if u.symbol else " (built in)" if u.module else ""))
         out.append(f"    reached  {t.reach.how}: {t.reach.detail}")
-    out.append(f"  workload {p.workload}" + (f": {', '.join(p.devices)}" if p.devices else ""))
+    out.append(f"  workload {p.workload}" + (f": {', '.join(p.devices)}" if p.devices else "")
+               + (f" (the run settings of case {p.from_case}, which applies this patch)"
+                  if p.from_case else ""))
     for d in p.usb:
         out.append(f"  device   {d.module}: {d.source}")
     if p.config:

@@ -38,8 +38,10 @@ class Check(unittest.TestCase):
         tree = self.tree = self.tmp / "linux"
         for folder, kconfig, makefile, sources in (
                 ("drivers/media/usb/uvc", 'config USB_VIDEO_CLASS\n\ttristate "UVC"\n',
-                 "uvcvideo-y := uvc_status.o\nobj-$(CONFIG_USB_VIDEO_CLASS) += uvcvideo.o\n",
-                 {"uvc_status.c": "MODULE_DEVICE_TABLE(usb, uvc_ids);\n"}),
+                 "uvcvideo-y := uvc_status.o uvc_ctrl.o uvc_v4l2.o\n"
+                 "obj-$(CONFIG_USB_VIDEO_CLASS) += uvcvideo.o\n",
+                 {"uvc_status.c": "MODULE_DEVICE_TABLE(usb, uvc_ids);\n", "uvc_ctrl.c": "\n",
+                  "uvc_v4l2.c": "\n"}),
                 ("drivers/scsi", 'config SCSI_VIRTIO\n\ttristate "virtio-scsi"\n',
                  "obj-$(CONFIG_SCSI_VIRTIO) += virtio_scsi.o\n", {"virtio_scsi.c": "\n"}),
                 ("drivers/widget", 'config WIDGET\n\ttristate "W"\n',
@@ -155,6 +157,26 @@ class Check(unittest.TestCase):
         (run_dir / "before-2" / "result.json").write_text(json.dumps(
             {"devices": [{"interfaces": {"0": "cdc_acm"}}]}))
         self.assertEqual(patchcheck.unbound(p, run_dir), [])
+
+    def test_a_patch_of_an_in_tree_case_is_checked_under_that_cases_workload(self):
+        """The subscribe deadlock's fix: the default camera workload never
+        subscribes, so the check takes the case's [run] (the same diff,
+        whatever the mail around it says); another uvcvideo patch does not."""
+        case = (patchcheck.paths.REPO / "patches" / "7.3" / "cases" / "uvc-subscribe-deadlock")
+        fix = next((case / "fix").glob("*.patch"))
+        mine = self.patch("mine.patch", "Subject: [PATCH] my words\n\nOther text.\n---\n"
+                          + fix.read_text()[fix.read_text().index("diff --git"):])
+        for f in (fix, mine):
+            p = self.plan(f)
+            self.assertEqual((p.workload, p.from_case), ("camera", "uvc-subscribe-deadlock"))
+            self.assertEqual(p.run["agent_args"], "--initial --hold none")
+            c = load_case(patchcheck.write_case(p))
+            self.assertEqual(c.run["cycle_hz"], 20)
+            self.assertEqual(c.run["flood"].rate, "max")
+        p = self.plan(self.patch("a.patch", mail("media: uvcvideo: x",
+                                                 "drivers/media/usb/uvc/uvc_status.c")))
+        self.assertEqual((p.from_case, p.run), ("", {}))
+        self.assertNotIn("[run]", patchcheck.case_text(p))
 
     def test_a_series_in_an_mbox_is_one_after_per_patch(self):
         box = self.patch("series.mbox", mail("scsi: one", "drivers/scsi/virtio_scsi.c", "a" * 40)
