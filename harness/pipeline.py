@@ -300,7 +300,7 @@ def flood_once(job: FloodJob, progress: Progress, on_output=None) -> FloodRun:
             if f.capture else ()
         cfg = initramfs.RunConfig(modules=modules, workload="shell-cmd",
                                   workload_cmd=usbdevices.guest_script(profs, f.duration,
-                                                                       f.capture),
+                                                                       f.capture, f.exercise),
                                   tools=tools)
     extra_time = 0.0
     if f.fail_nth:
@@ -508,6 +508,9 @@ def check_combinations(f: FloodSettings) -> None:
     step, and check_before_build's."""
     if f.capture and not f.devices:
         raise errors.InputError("--capture reads back the --device profiles: give --device")
+    if f.exercise and not (f.devices or f.usb_host):
+        raise errors.InputError("--exercise uses the --device (or --usb-host) devices: give one "
+                                "(the cameras are the agent's to drive)")
     if f.modules and not (f.devices or f.usb_host):
         raise errors.InputError("--modules loads the drivers of --device profiles: give "
                                 "--device (the cameras' driver is uvcvideo)")

@@ -87,6 +87,7 @@ class FloodSettings:
     usb_host: tuple[str, ...] = ()   # real USB devices of this host passed through (VID:PID|BUS-DEV)
     bulk_in: str = "hold"        # profile devices' bulk IN reads: hold, random, zero
     modules: tuple[str, ...] = ()    # with devices: more modules the guest loads first
+    exercise: bool = False       # with devices: each used as its class's users use it
 
 
 @dataclass(frozen=True)
@@ -303,6 +304,12 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "with --device: more kernel modules the guest loads before the devices attach "
             "(comma-separated), for a driver the profile's interface classes do not name: a "
             "device made from a driver's own ID table (usb-drivers, check) needs its driver"),
+    Setting("exercise", "flood", _flag,
+            "with --device: use each device as its class's users do for the run, beside the "
+            "flood: ttys written with termios changes, network links addressed, pinged and "
+            "switched to promiscuous and multicast, input LEDs set, hidraw, MIDI, lirc and "
+            "other nodes read and written, disks read (harness/devices/usbwork.py); the "
+            "result counts each node's rounds"),
     Setting("capture", "flood", _flag,
             "with --device: first read each device back in the guest with dmaharness-capture "
             "(static, on usbfs, --detach) and compare the capture with its profile "
@@ -390,4 +397,4 @@ def flood_json(f: FloodSettings) -> dict:
             "hotplug": f.hotplug, "seed": f.seed, "agent_args": f.agent_args,
             "fail_nth": list(f.fail_nth), "fail_nth_max": f.fail_nth_max,
             "devices": list(f.devices), "capture": f.capture, "usb_host": list(f.usb_host),
-            "modules": list(f.modules)}
+            "modules": list(f.modules), "exercise": f.exercise}

@@ -327,7 +327,7 @@ def _digest(patches: tuple[Path, ...]) -> str:
 
 # the USB workload's run settings: as the USB sweep floods its devices
 # (harness.checks.usbsweep), a little longer
-USB_RUN = {"flood": "control:200", "bulk_in": "random", "duration": "10s"}
+USB_RUN = {"flood": "control:200", "bulk_in": "random", "duration": "10s", "exercise": True}
 
 
 def _toml_list(xs) -> str:
@@ -358,7 +358,7 @@ def case_text(p: Plan, made: Optional[Mapping[str, str]] = None) -> str:
         if made is not None:
             devs = [d.profile or made[d.module] for d in p.usb]
             mods = [m for d in p.usb if d.profile is None for m in d.modules]
-            lines += ["[run]"] + [f'{k} = "{v}"' for k, v in USB_RUN.items()]
+            lines += ["[run]"] + [f"{k} = {_toml_value(v)}" for k, v in USB_RUN.items()]
             lines += [f"devices = {_toml_list(devs)}"]
             lines += [f"modules = {_toml_list(mods)}"] if mods else []
             lines += [""]

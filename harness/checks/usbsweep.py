@@ -271,6 +271,7 @@ class UsbSweepRequest:
     # its JSON carries each boot's console whole, for `collect` to fold
     batch: Optional[tuple[int, int]] = None
     layouts: tuple[str, ...] = ()         # only these tries ("tpl" for a template); () = all
+    exercise: bool = True                 # each bound device used by its class workload
 
 
 @dataclass
@@ -290,7 +291,7 @@ class UsbSweepResult:
 
     def figures(self) -> dict:
         return figures([d.state for d in self.drivers], self.boots, len(self.table.sites),
-                       self.wall)
+                       self.wall, [d.to_json() for d in self.drivers])
 
     def to_json(self) -> dict:
         boots = []
@@ -307,14 +308,38 @@ class UsbSweepResult:
                 **attribute(self.table.to_json(), self.boot_drivers, self.deps)}
 
 
-def figures(states: list[str], boots: int, sites: int, wall: float) -> dict:
+def figures(states: list[str], boots: int, sites: int, wall: float,
+            drivers: Optional[list[dict]] = None) -> dict:
     """The sweep's figures from its drivers' states (a sweep's, or a
-    campaign's drivers put together by collect)."""
+    campaign's drivers put together by collect); with the drivers' JSON,
+    how many bound ones had their class workload run, and per class."""
     count = {s: states.count(s) for s in ("bound", "unbound", "firmware", "no-device", "planned")}
     tried = len(states) - count["no-device"] - count["planned"]
-    return {"drivers": len(states), **count, "boots": boots, "sites": sites,
-            "wall_seconds": round(wall, 1), "bound_share_of_tried_without_firmware": round(
-                count["bound"] / max(1, tried - count["firmware"]), 3)}
+    out = {"drivers": len(states), **count, "boots": boots, "sites": sites,
+           "wall_seconds": round(wall, 1), "bound_share_of_tried_without_firmware": round(
+               count["bound"] / max(1, tried - count["firmware"]), 3)}
+    if drivers is not None:
+        out.update(workload_figures(drivers))
+    return out
+
+
+def workload_figures(drivers: list[dict]) -> dict:
+    """Of the bound drivers: those whose device's class workload ran a
+    round on a node (`workload_ran`), those whose drivers made no node
+    (`workload_no_node`), and the drivers per class of node."""
+    ran, none, per = 0, 0, {}
+    for d in drivers:
+        if d.get("state") != "bound":
+            continue
+        bound = [t for t in d.get("tries") or [] if t.get("bound")]
+        w = (bound[-1].get("workloads") if bound else None) or {}
+        classes = [c for c, rounds in w.items() if c != "none" and rounds > 0]
+        ran += bool(classes)
+        none += "none" in w and not classes
+        for c in classes:
+            per[c] = per.get(c, 0) + 1
+    return {"workload_ran": ran, "workload_no_node": none,
+            "workload_classes": dict(sorted(per.items()))}
 
 
 def module_deps(modules_dir: Path) -> dict[str, set[str]]:
@@ -435,7 +460,8 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
             for d, _, _ in profs:
                 mods += ([d.module, "usbhid"] if d.plan.match.bus == "hid" else [d.module])
             flood = FloodSettings(flood=Flood(rate=str(RATE)), duration=req.duration,
-                                  devices=tuple(str(p) for _, _, p in profs), bulk_in="random")
+                                  devices=tuple(str(p) for _, _, p in profs), bulk_in="random",
+                                  exercise=req.exercise)
             fr = pipeline.flood_once(pipeline.FloodJob(build, folder, req.boot, flood, "sweep",
                                                        modules=tuple(dict.fromkeys(mods))),
                                      progress)
@@ -465,7 +491,11 @@ def usb_sweep(req: UsbSweepRequest, progress: Progress) -> UsbSweepResult:
                                 "completions": sum((res.get("interrupt_completions")
                                                     or {}).values()),
                                 "bulk_completions": sum((res.get("bulk_completions")
-                                                         or {}).values())})
+                                                         or {}).values()),
+                                # the class workload's nodes: class -> rounds
+                                "workloads": {c: sum(n["rounds"] for n in nodes.values())
+                                              for c, nodes in (res.get("workloads")
+                                                               or {}).items()}})
                 if bound:
                     d.bound_with, d.why = attempt, ""
                 else:
@@ -487,7 +517,10 @@ def summary(key: str, f: dict) -> str:
             f"{f['no-device']} catch-all; {f['boots']} boot(s)"
             + (f", {f['wall_seconds']:.0f} s" if f["wall_seconds"] else "")
             + f"; bound {100 * f['bound_share_of_tried_without_firmware']:.0f}% of those "
-            "tried without firmware")
+            "tried without firmware"
+            + (f"; class workload ran for {f['workload_ran']}, no node for "
+               f"{f['workload_no_node']} ({', '.join(f'{c} {n}' for c, n in f['workload_classes'].items()) or 'no class'})"
+               if "workload_ran" in f else ""))
 
 
 def format_text(res: UsbSweepResult) -> str:

@@ -194,6 +194,7 @@ def flood_group(p, *, title: str = "flood (run settings)"):
     g.add_argument("--device", dest="devices", action="append", default=None,
                    metavar="NAME|FILE", help=settings.SETTINGS["devices"].help)
     _setting(g, "modules", metavar="MOD[,MOD...]")
+    _setting(g, "exercise")
     _setting(g, "capture")
     _setting(g, "bulk_in", metavar="hold|random|zero")
     g.add_argument("--usb-host", dest="usb_host", action="append", default=None,

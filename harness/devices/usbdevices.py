@@ -15,6 +15,7 @@ each interrupt IN endpoint with usbmon.  Its lines::
     DMAHARNESS-DEVICE <i> endpoint 0x81 completions <n>
     DMAHARNESS-DEVICE <i> endpoint 0x82 bulk <n>   (bulk IN completions with status 0)
     DMAHARNESS-DEVICE <i> missing
+    DMAHARNESS-DEVICE <i> workload <class> <node> <rounds> <failed>   (exercise)
 
 become the result's "devices" list.
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import files, paths, proc
+from . import usbwork
 from ..errors import InputError
 
 PROFILES_DIR = paths.REPO / "fake-device" / "profiles"
@@ -268,12 +270,15 @@ def captures(data_log: str, profiles: list[Profile], run_dir: Path, fake_uvc: Pa
     return out
 
 
-def guest_script(profiles: list[Profile], duration: float, capture: bool = False) -> str:
-    """The busybox sh workload (see the module docstring)."""
+def guest_script(profiles: list[Profile], duration: float, capture: bool = False,
+                 exercise: bool = False) -> str:
+    """The busybox sh workload (see the module docstring); `exercise`: each
+    device also used as its class's users use it (harness.devices.usbwork)."""
     lines = [
         # each line also to ttyS1, which printk never interleaves (the run's
         # agent.log): the console's copy can be cut by a kernel message
         "say() { echo \"DMAHARNESS-DEVICE $*\"; echo \"DMAHARNESS-DEVICE $*\" > /dev/ttyS1; }",
+        *(usbwork.functions() if exercise else ()),
         "[ -d /sys/kernel/debug/usb ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null",
         # find VID:PID's Nth instance in /sys/bus/usb/devices, waiting up to 20 s
         "find_dev() {",
@@ -301,6 +306,7 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
             "  bus=$(cat $d/busnum); dev=$(cat $d/devnum)",
             f"  say {i} found $bus:$dev {v}:{d} $(basename $d)",
             f"  echo \"{i} $bus $dev\" >> /tmp/devices",
+            f"  echo \"{i} $d\" >> /tmp/devpaths",
             "  for f in $d/$(basename $d):*; do",
             "    [ -d $f ] || continue",
             "    drv=none; mod=-; if [ -L $f/driver ]; then drv=$(basename $(readlink $f/driver));",
@@ -350,7 +356,9 @@ def guest_script(profiles: list[Profile], duration: float, capture: bool = False
         "  cat /sys/kernel/debug/usb/usbmon/${b}u > /tmp/usbmon.$b &",
         "  mons=\"$mons $!\"",
         "done",
+        *(usbwork.start(duration) if exercise else ()),
         f"sleep {duration:g}",
+        *(usbwork.finish() if exercise else ()),
         "kill $mons $pids 2>/dev/null",
         "wait 2>/dev/null",
         "while read -r i bus dev; do",
@@ -386,6 +394,8 @@ class DeviceResult:
     driven: tuple[int, ...] = ()               # interfaces a loaded module is for
     sysname: str | None = None                 # the guest's sysfs name: "1-2"
     dmesg: list[str] = field(default_factory=list)   # kernel lines about it that complain
+    # its class workload (usbwork): class -> node -> {"rounds", "failed"}
+    workloads: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     @property
     def bound(self) -> bool:
@@ -402,7 +412,7 @@ class DeviceResult:
                 "bound": self.bound, "driven": list(self.driven), "opened": self.opened,
                 "interrupt_completions": self.completions,
                 "bulk_completions": self.bulk_completions, "passthrough": self.passthrough,
-                "sysname": self.sysname, "dmesg": self.dmesg}
+                "sysname": self.sysname, "dmesg": self.dmesg, "workloads": self.workloads}
 
 
 _LINE = re.compile(r"DMAHARNESS-DEVICE (\d+) (.*)$")
@@ -436,6 +446,8 @@ def parse(console: str, profiles: list[Profile], data_log: str = "") -> list[Dev
         elif words[:1] == ["hid"] and len(words) in (4, 6) and words[2] == "driver":
             r.hid[words[1]] = words[3]
             _module(r, words)
+        elif (w := usbwork.parse(words)) is not None:
+            r.workloads.setdefault(w[0], {})[w[1]] = {"rounds": w[2], "failed": w[3]}
         elif words[:1] == ["open"]:
             r.opened.append(" ".join(words[1:]))
         elif words[:1] == ["endpoint"] and len(words) == 4 and words[3].isdigit():

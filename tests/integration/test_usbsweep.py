@@ -10,7 +10,9 @@ net/usb class driver (cdc_ether, the CDC ECM template) and a HID driver
 under usbhid (hid-cherry, whose driver is named "cherry": bound is judged by
 the module too).  Each device's interrupt IN endpoint is flooded, and its
 bulk IN reads answered with random bytes (usbmon counts the completions in
-the guest); every boot's console goes into the sites table.
+the guest), and each device is used as its class's users use it (a
+tty written, a link pinged, LED events sent); every boot's console goes
+into the sites table.
 """
 
 import json
@@ -55,6 +57,12 @@ class UsbDriverSweep(unittest.TestCase):
         f = out["figures"]
         self.assertEqual((f["drivers"], f["bound"], f["boots"]), (3, 3, 1))
         self.assertEqual(f["bound_share_of_tried_without_firmware"], 1.0)
+        # each device used as its class's users use it (harness.devices.usbwork):
+        # pl2303's tty written with termios changes, cdc_ether's link
+        # addressed and pinged, hid-cherry's event node sent LED events
+        self.assertEqual(f["workload_ran"], 3, json.dumps(f))
+        self.assertEqual(set(f["workload_classes"]), {"tty", "net", "input"})
+        self.assertGreater(runs["pl2303"]["tries"][-1]["workloads"]["tty"], 0)
         self.assertIn("sites", out)
         self.assertTrue(Path(out["run_dir"], "usb-sweep.json").is_file())
 

@@ -119,6 +119,25 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class Workloads(unittest.TestCase):
+    def test_bound_drivers_whose_class_workload_ran_and_per_class(self):
+        def drv(state, *tries):
+            return {"state": state, "tries": list(tries)}
+        f = usbsweep.workload_figures([
+            drv("bound", {"bound": False, "workloads": {}},
+                {"bound": True, "workloads": {"tty": 3, "net": 0}}),
+            drv("bound", {"bound": True, "workloads": {"input": 2, "hidraw": 2}}),
+            drv("bound", {"bound": True, "workloads": {"none": 0}}),
+            drv("bound", {"bound": True}),                 # a sweep without --exercise
+            drv("unbound", {"bound": False, "workloads": {"tty": 5}})])
+        self.assertEqual(f, {"workload_ran": 2, "workload_no_node": 1,
+                             "workload_classes": {"hidraw": 1, "input": 1, "tty": 1}})
+        figs = usbsweep.figures(["bound"], 1, 0, 1.0, [drv("bound", {"bound": True,
+                                                                     "workloads": {"tty": 1}})])
+        self.assertEqual(figs["workload_ran"], 1)
+        self.assertIn("class workload ran for 1", usbsweep.summary("k", figs))
+
+
 class Bound(unittest.TestCase):
     def test_a_driver_is_known_by_its_name_and_by_its_module(self):
         """hid-cherry's HID driver is named "cherry": the guest's line names its
