@@ -52,6 +52,7 @@ from . import case as case_mod, caserun, sweep, usbsweep
 MAX_PATCHES = 50
 UNREACHED = "nothing the patches touch is reached by a device of the harness"
 _MAIL_START = re.compile(r"^From [0-9a-f]{40} ", re.M)
+_DIFF = re.compile(r"^(?:diff --git |--- \S.*\n\+\+\+ )", re.M)
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,11 @@ def split(paths_: tuple[Path, ...], into: Path) -> tuple[Path, ...]:
         into.mkdir(parents=True, exist_ok=True)
         for i, a in enumerate(starts):
             b = starts[i + 1] if i + 1 < len(starts) else len(text)
+            if not _DIFF.search(text[a:b]):
+                line = text.count("\n", 0, a) + 1
+                raise errors.InputError(f"check: {p}: mail {i + 1} of {len(starts)} (line "
+                                        f"{line}) holds no diff: not a series as git "
+                                        "format-patch --stdout writes one", path=str(p))
             f = into / f"{len(out) + 1:04d}-{p.name}"
             f.write_text(text[a:b])
             # named as git format-patch names a mail: its number and subject

@@ -226,6 +226,13 @@ class Check(unittest.TestCase):
                                  "  3.patch: nothing new, nothing taken out",
                                  "  4.patch: takes out   A"])
 
+    def test_a_mail_of_an_mbox_without_a_diff_is_refused_by_its_number(self):
+        box = self.patch("bad.mbox", "From " + "a" * 40 + " Mon Sep 17 00:00:00 2001\n"
+                         + mail("scsi: one", "drivers/scsi/virtio_scsi.c", "b" * 40))
+        with self.assertRaises(errors.InputError) as cm:
+            self.plan(box)
+        self.assertIn("mail 1 of 2", cm.exception.message)
+
     def test_not_a_patch(self):
         code, out, err = run(["check", str(self.patch("n.patch", "hello\n")), "--json"])
         self.assertEqual(code, errors.EXIT_INPUT, err)
