@@ -266,7 +266,8 @@ class SweepCollected:
                     "devices": [r.to_json() for r in self.runs], **table}
         return {"key": self.key, "layout": self.layout, "usb_drivers": True,
                 "figures": usbsweep.figures([d["state"] for d in self.drivers], len(self.runs),
-                                            len(self.table.sites), 0.0, self.drivers),
+                                            len(self.table.sites), 0.0, self.drivers,
+                                            table.get("sites")),
                 "drivers": self.drivers, "devices": [r.to_json() for r in self.runs],
                 **usbsweep.attribute(table, self.boot_drivers)}
 

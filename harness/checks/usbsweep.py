@@ -291,7 +291,8 @@ class UsbSweepResult:
 
     def figures(self) -> dict:
         return figures([d.state for d in self.drivers], self.boots, len(self.table.sites),
-                       self.wall, [d.to_json() for d in self.drivers])
+                       self.wall, [d.to_json() for d in self.drivers],
+                       self.table.to_json().get("sites"))
 
     def to_json(self) -> dict:
         boots = []
@@ -309,7 +310,8 @@ class UsbSweepResult:
 
 
 def figures(states: list[str], boots: int, sites: int, wall: float,
-            drivers: Optional[list[dict]] = None) -> dict:
+            drivers: Optional[list[dict]] = None,
+            site_rows: Optional[list[dict]] = None) -> dict:
     """The sweep's figures from its drivers' states (a sweep's, or a
     campaign's drivers put together by collect); with the drivers' JSON,
     how many bound ones had their class workload run, and per class."""
@@ -320,7 +322,23 @@ def figures(states: list[str], boots: int, sites: int, wall: float,
                count["bound"] / max(1, tried - count["firmware"]), 3)}
     if drivers is not None:
         out.update(workload_figures(drivers))
+    if site_rows is not None:
+        out.update(site_figures(site_rows))
     return out
+
+
+def site_figures(sites: list[dict]) -> dict:
+    """The sites that corrupt, per architecture (their exposure's verdict),
+    and those with dma-owned evidence (a CPU access seen in a device-owned
+    line), and of those the writes."""
+    real: dict[str, int] = {}
+    for site in sites:
+        for v in site.get("exposure") or []:
+            if v.get("verdict") == "corrupts":
+                real[v["arch"]] = real.get(v["arch"], 0) + 1
+    owned = [x for x in sites if x.get("dma_owned")]
+    return {"sites_real": dict(sorted(real.items())), "sites_dma_owned": len(owned),
+            "sites_dma_owned_write": sum(1 for x in owned if x.get("dma_owned_access") == "write")}
 
 
 def workload_figures(drivers: list[dict]) -> dict:
@@ -518,6 +536,9 @@ def summary(key: str, f: dict) -> str:
             + (f", {f['wall_seconds']:.0f} s" if f["wall_seconds"] else "")
             + f"; bound {100 * f['bound_share_of_tried_without_firmware']:.0f}% of those "
             "tried without firmware"
+            + (f"; sites that corrupt: {', '.join(f'{a} {n}' for a, n in f['sites_real'].items()) or 'none'}"
+               f", with dma-owned evidence {f['sites_dma_owned']} ({f['sites_dma_owned_write']} "
+               "writes)" if "sites_real" in f else "")
             + (f"; class workload ran for {f['workload_ran']}, no node for "
                f"{f['workload_no_node']} ({', '.join(f'{c} {n}' for c, n in f['workload_classes'].items()) or 'no class'})"
                if "workload_ran" in f else ""))

@@ -282,6 +282,35 @@ def _devices(devices: list[dict]) -> str:
     return "\n".join(out)
 
 
+# the USB sweep's figures (harness.checks.usbsweep.figures), in the page's words
+_FIGURES = (("drivers", "USB/HID drivers with an ID table built"), ("bound", "bound"),
+            ("unbound", "not bound"), ("firmware", "need firmware"),
+            ("bound_share_of_tried_without_firmware", "bound share of those tried without "
+             "firmware"), ("workload_ran", "bound, class workload ran"),
+            ("workload_no_node", "bound, no node to exercise"),
+            ("workload_classes", "drivers per class of node"),
+            ("sites", "sites"), ("sites_real", "sites that corrupt, per architecture"),
+            ("sites_dma_owned", "sites with dma-owned evidence"),
+            ("sites_dma_owned_write", "of which CPU writes"), ("boots", "boots"),
+            ("wall_seconds", "wall time (s)"))
+
+
+def _figures(figures) -> str:
+    if not isinstance(figures, dict):
+        return ""
+    rows = []
+    for key, words in _FIGURES:
+        if key not in figures:
+            continue
+        v = figures[key]
+        if isinstance(v, dict):
+            v = ", ".join(f"{k} {n}" for k, n in v.items()) or "none"
+        elif key.endswith("_share_of_tried_without_firmware") and isinstance(v, (int, float)):
+            v = f"{100 * v:.0f}%"
+        rows.append(f"<tr><td>{_e(words)}</td><td>{_e(v)}</td></tr>")
+    return ('<h2 id="figures">Figures</h2><table>' + "".join(rows) + "</table>") if rows else ""
+
+
 def _other(other: list[dict]) -> str:
     if not other:
         return ""
@@ -309,6 +338,7 @@ def render(payload: dict) -> str:
         f"<style>{_CSS}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         _header(payload, sites, devices),
+        _figures(payload.get("figures")),
         _triage(sites),
         _details(sites),
         _baseline(base, _anchors(sites)) if isinstance(base, dict) else "",

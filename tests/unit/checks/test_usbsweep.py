@@ -138,6 +138,18 @@ class Workloads(unittest.TestCase):
         self.assertIn("class workload ran for 1", usbsweep.summary("k", figs))
 
 
+class SiteFigures(unittest.TestCase):
+    def test_real_sites_per_architecture_and_dma_owned_evidence(self):
+        def site(owned, access, *corrupts):
+            return {"dma_owned": owned, "dma_owned_access": access,
+                    "exposure": [{"arch": a, "verdict": "corrupts" if a in corrupts else
+                                  "own-lines"} for a in ("arm", "mips", "x86_64")]}
+        f = usbsweep.site_figures([site(True, "write", "arm", "mips"), site(True, "read"),
+                                   site(False, None, "arm"), {"key": "no exposure"}])
+        self.assertEqual(f, {"sites_real": {"arm": 2, "mips": 1}, "sites_dma_owned": 2,
+                             "sites_dma_owned_write": 1})
+
+
 class Bound(unittest.TestCase):
     def test_a_driver_is_known_by_its_name_and_by_its_module(self):
         """hid-cherry's HID driver is named "cherry": the guest's line names its

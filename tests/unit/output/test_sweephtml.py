@@ -302,5 +302,16 @@ class SweepHtml(unittest.TestCase):
             self.assertEqual(sorted(x.name for x in Path(d).iterdir()), ["sweep.html"])
 
 
+class Figures(unittest.TestCase):
+    def test_a_usb_sweeps_figures_are_on_its_page(self):
+        page = sweephtml.render({"kernel": "7.3", "sites": [], "devices": [], "figures": {
+            "drivers": 582, "bound": 398, "bound_share_of_tried_without_firmware": 0.857,
+            "workload_classes": {"tty": 40, "net": 31}, "sites_real": {"arm": 12},
+            "sites_dma_owned": 11, "sites_dma_owned_write": 9}})
+        for text in ("582", "86%", "tty 40, net 31", "arm 12", "sites with dma-owned evidence"):
+            self.assertIn(text, page)
+        self.assertNotIn('id="figures"', sweephtml.render({"sites": [], "devices": []}))
+
+
 if __name__ == "__main__":
     unittest.main()
