@@ -241,7 +241,7 @@ def plan(req: CheckRequest, progress: Progress) -> Plan:
     config: tuple[str, ...] = ()
     if workload == "usb":
         usb = tuple(usb_device(x, t.version) for x in _usb_touches(touches))
-        config = _config(_usb_touches(touches), t.frags
+        config = _config(tree, t.version, _usb_touches(touches), t.frags
                          + (fragments.parse_fragment(usbdevices.FRAGMENT),))
     return Plan(t.version, pats, tuple(touches), workload, devices, left, usb, config, run,
                 from_case)
@@ -308,20 +308,39 @@ def sweep_try(version: str, module: str) -> tuple[Optional[str], str]:
     return None, ""
 
 
-def _config(touches: list[Touch], frags) -> tuple[str, ...]:
+def _config(tree: Path, version: str, touches: list[Touch], frags) -> tuple[str, ...]:
     """The drivers' own symbols (and the symbols that add the touched files
-    to them) that the kernel's fragments do not set already, as modules."""
-    have = {o for f in frags for o, v in f.options if v in ("y", "m")}
-    out = []
+    to them) that the kernel's fragments do not set already, with what
+    they plainly depend on (harness.kernel.fragments.needed) and a cached
+    kernel of this version lacks."""
+    have = {o for f in frags for o, v in f.options if v in ("y", "m")} | _reference(version)
+    want: dict[str, str] = {}
     for t in touches:
         u = t.unit
         for sym in (u.symbol, u.part_symbol):
-            if sym and sym not in have and sym not in (o.split("=")[0] for o in out):
+            if sym and sym not in have and sym not in want:
                 # a tristate with a prompt as a module; anything else (a bool
                 # that adds a file to the module) as y: what does not stick
                 # fails the build and says why
-                out.append(f"{sym}=m" if u.settable and sym == u.symbol else f"{sym}=y")
-    return tuple(out)
+                want[sym] = "m" if u.settable and sym == u.symbol else "y"
+    if not want:
+        return ()
+    return tuple(f"{k}={v}" for k, v in fragments.needed(tree, want, have).items())
+
+
+def _reference(version: str) -> set[str]:
+    """The symbols set (y or m) in the newest cached kernel of `version`
+    built with the device profiles' fragment (else of any kernel of it):
+    what the check's kernel will have without being asked."""
+    metas = sorted(paths.sub("artifacts").glob(f"{version}-*/meta.json"),
+                   key=lambda f: f.stat().st_mtime, reverse=True)[:200]
+    usb = [m for m in metas if usbdevices.FRAGMENT.stem in m.read_text(errors="replace")]
+    for m in (usb or metas)[:1]:
+        cfg = m.with_name("config")
+        if cfg.is_file():
+            return {k for k, v in fragments.read_config(cfg.read_text(errors="replace")).items()
+                    if v in ("y", "m")}
+    return set()
 
 
 def _digest(patches: tuple[Path, ...]) -> str:

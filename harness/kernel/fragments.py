@@ -257,6 +257,7 @@ class KconfigEntry:
     has_prompt: bool
     depends: list[str]
     selected_by: list[str] = field(default_factory=list)
+    kind: str = ""                  # bool, tristate, int, hex, string ("" when unsaid)
 
 
 def _kconfig_files(srctree: Path, arch: str = "x86") -> list[Path]:
@@ -301,8 +302,8 @@ def _kconfig_words(path: Path):
         yield w
 
 
-def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntry]]:
-    """Kconfig definitions of the given symbols (without CONFIG_).
+def find_entries(srctree: Path, symbols: set[str] | None) -> dict[str, list[KconfigEntry]]:
+    """Kconfig definitions of the given symbols (without CONFIG_; None: all).
 
     An entry's dependencies include the `if` blocks around it in its own
     file (not those of the files that source it); help texts are skipped.
@@ -325,14 +326,15 @@ def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntr
             elif kw in ("config", "menuconfig") and len(w) >= 2:
                 current = w[1]
                 entry = None
-                if current in symbols:
+                if symbols is None or current in symbols:
                     entry = KconfigEntry(current, rel, False, list(ifs))
                     found.setdefault(current, []).append(entry)
                 continue
             if kw in _KEYWORDS:
                 entry = current = None
                 continue
-            if kw == "select" and len(w) >= 2 and w[1] in symbols and current:
+            if kw == "select" and len(w) >= 2 and current and (symbols is None
+                                                               or w[1] in symbols):
                 selectors.setdefault(w[1], []).append(current)
             if entry is None:
                 continue
@@ -340,10 +342,53 @@ def find_entries(srctree: Path, symbols: set[str]) -> dict[str, list[KconfigEntr
                 entry.depends.append(" ".join(w[2:]))
             elif (kw in types and len(w) > 1) or kw == "prompt":
                 entry.has_prompt = True
+            if kw in types:
+                entry.kind = entry.kind or kw
+            elif kw in ("def_bool", "def_tristate"):
+                entry.kind = entry.kind or kw[4:]
     for sym, by in selectors.items():
         for e in found.get(sym, []):
             e.selected_by = sorted(set(by))
     return found
+
+
+_IDENT = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def needed(srctree: Path, symbols: dict[str, str], have: set[str],
+           depth: int = 4) -> dict[str, str]:
+    """``symbols`` (CONFIG_X -> y|m) with what their Kconfig entries plainly
+    depend on and ``have`` (the symbols set y or m) lacks: each term of a
+    `depends on` or an enclosing `if` that is a bare symbol joined by &&
+    (a `||`, `!` or comparison is a choice this leaves to the user), a
+    tristate asked as m, a bool as y, followed `depth` levels down.  What
+    still does not stick fails the build with `explain`'s words."""
+    out = dict(symbols)
+    todo = {s.removeprefix("CONFIG_") for s in symbols}
+    every = find_entries(srctree, None)         # one walk of the Kconfig files
+    for _ in range(depth):
+        if not todo:
+            break
+        entries = {t: every.get(t, []) for t in todo}
+        todo = set()
+        for sym in sorted(entries):
+            for expr in (entries[sym][0].depends if entries[sym] else []):
+                if any(op in expr for op in ("||", "!", "=", "<", ">")):
+                    continue
+                for term in (t.strip().strip("()") for t in expr.split("&&")):
+                    name = f"CONFIG_{term}"
+                    if _IDENT.match(term) and term not in ("y", "m", "n") \
+                            and name not in have and name not in out:
+                        out[name] = ""
+                        todo.add(term)
+        for term in list(todo):
+            kind = next((e.kind for e in every.get(term, []) if e.kind), "")
+            if kind in ("bool", "tristate") and any(e.has_prompt for e in every[term]):
+                out[f"CONFIG_{term}"] = "m" if kind == "tristate" else "y"
+            else:               # no prompt (selected, not set) or not a switch
+                out.pop(f"CONFIG_{term}")
+                todo.discard(term)
+    return {k: v for k, v in out.items() if v}
 
 
 def drifted(config_text: str, fragments) -> list[Mismatch]:

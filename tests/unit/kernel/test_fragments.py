@@ -213,6 +213,44 @@ class Explain(unittest.TestCase):
         self.assertEqual(dict(frag.options)["CONFIG_HID_SUPPORT"], "y")
 
 
+class Needed(unittest.TestCase):
+    """fragments.needed: a driver's symbol with what it plainly depends on."""
+
+    def setUp(self):
+        import tempfile
+        self.tmp = tempfile.TemporaryDirectory()
+        self.tree = Path(self.tmp.name)
+        (self.tree / "drivers").mkdir()
+        (self.tree / "drivers" / "Kconfig").write_text(
+            'config SCSI\n\ttristate "SCSI"\n\tdepends on BLOCK\n'
+            'config BLOCK\n\tbool "block"\n'
+            'config USB_STORAGE\n\ttristate "storage"\n\tdepends on USB && SCSI\n'
+            'if USB_STORAGE\n'
+            'config USB_STORAGE_USBAT\n\ttristate "usbat"\n'
+            'config USB_STORAGE_ODD\n\ttristate "odd"\n\tdepends on PCI || OF\n'
+            'endif\n'
+            'config HIDDEN\n\ttristate\n'
+            'config NEEDS_HIDDEN\n\ttristate "n"\n\tdepends on HIDDEN\n')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_plain_dependencies_are_added_as_their_type_allows(self):
+        got = fragments.needed(self.tree, {"CONFIG_USB_STORAGE_USBAT": "m"}, {"CONFIG_USB"})
+        self.assertEqual(got, {"CONFIG_USB_STORAGE_USBAT": "m", "CONFIG_USB_STORAGE": "m",
+                               "CONFIG_SCSI": "m", "CONFIG_BLOCK": "y"})
+
+    def test_what_is_set_a_choice_or_a_symbol_without_prompt_is_not_asked(self):
+        have = {"CONFIG_USB", "CONFIG_SCSI"}
+        self.assertEqual(fragments.needed(self.tree, {"CONFIG_USB_STORAGE_USBAT": "m"}, have),
+                         {"CONFIG_USB_STORAGE_USBAT": "m", "CONFIG_USB_STORAGE": "m"})
+        self.assertEqual(fragments.needed(self.tree, {"CONFIG_USB_STORAGE_ODD": "m"},
+                                          {"CONFIG_USB_STORAGE"}),
+                         {"CONFIG_USB_STORAGE_ODD": "m"})        # PCI || OF: not ours to pick
+        self.assertEqual(fragments.needed(self.tree, {"CONFIG_NEEDS_HIDDEN": "m"}, set()),
+                         {"CONFIG_NEEDS_HIDDEN": "m"})           # HIDDEN is selected, not set
+
+
 if __name__ == "__main__":
     unittest.main()
 
