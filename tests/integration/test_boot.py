@@ -337,10 +337,11 @@ class DetectorKunit(unittest.TestCase):
 
     def test_kunit_7_3(self):
         """7.3's series adds the group-marker, ignore-attribute, read, partial,
-        bounce, full-table, raw-lock and self-disable cases (27 in all); the
-        bounce case needs swiotlb=force (the others map directly under it)."""
+        bounce, full-table, raw-lock, raced-unmap and self-disable cases (28
+        in all); the bounce case needs swiotlb=force (the others map directly
+        under it)."""
         suite = self.kunit("7.3", "--append", "swiotlb=force")
-        self.assertGreaterEqual(suite["counts"]["passed"], 27, suite)
+        self.assertGreaterEqual(suite["counts"]["passed"], 28, suite)
         self.assertEqual(suite["counts"]["skipped"], 0, suite)
 
 
