@@ -13,7 +13,7 @@ void cap_usage(FILE *f)
 	fputs(
 "Usage: dmaharness-capture DEVICE [-o FILE] [--name NAME] [--description TEXT]\n"
 "                          [--source TEXT] [--speed SPEED] [--detach]\n"
-"                          [--timeout MS] [--json] [-v]\n"
+"                          [--request-timeout MS] [--json] [-v]\n"
 "\n"
 "Read a USB device's descriptors and class GET answers and write them as a\n"
 "dmaharness USB device profile (fake-device/profiles/FORMAT.md), which\n"
@@ -46,7 +46,8 @@ void cap_usage(FILE *f)
 "                            them back to their drivers at exit; without it a\n"
 "                            driver's interface is left alone and its requests\n"
 "                            are reported as not read\n"
-"  --timeout MS              per request, 1 to 60000 (default 1000)\n"
+"  --request-timeout MS      per USB request, 1 to 60000 (default 1000)\n"
+"                            (old spelling: --timeout, kept for a release)\n"
 "  --json                    print one JSON object (counts, failures, output\n"
 "                            file) instead of the summary: on stdout when the\n"
 "                            profile goes to a file, on stderr when the profile\n"
@@ -394,11 +395,14 @@ int cap_parse_args(int argc, char *const argv[], struct cap_opts *o, char *err, 
 			if (o->speed < 0)
 				return errf(err, errsize, "--speed %s: expected low, full, high "
 					    "or super", v);
-		} else if (is_opt(a, "--timeout")) {
-			VALUE("--timeout");
+		} else if (is_opt(a, "--request-timeout") || is_opt(a, "--timeout")) {
+			/* --timeout: the old spelling, kept for a release */
+			const char *name = is_opt(a, "--timeout") ? "--timeout" : "--request-timeout";
+
+			VALUE(name);
 			if (parse_uint(v, 1, CAP_TIMEOUT_MAX, &o->timeout_ms))
-				return errf(err, errsize, "--timeout %s: expected milliseconds, "
-					    "1 to %d", v, CAP_TIMEOUT_MAX);
+				return errf(err, errsize, "%s %s: expected milliseconds, "
+					    "1 to %d", name, v, CAP_TIMEOUT_MAX);
 		} else if (a[0] == '-' && a[1]) {
 			return errf(err, errsize, "unknown option %s", a);
 		} else {

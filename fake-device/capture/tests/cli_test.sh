@@ -45,7 +45,7 @@ run --help
 check "--help exits 0" 0 ""
 expect "--help documents the exit codes" grep -q "^  3  the profile was written" "$tmp/out"
 expect "--help names every option" sh -c 'for o in --device --bus --address --node -o \
-	--name --description --source --speed --detach --timeout --json -v; do
+	--name --description --source --speed --detach --request-timeout --timeout --json -v; do
 	grep -q -- "$o" "$1" || exit 1; done' sh "$tmp/out"
 
 run

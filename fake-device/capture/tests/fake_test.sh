@@ -112,7 +112,7 @@ expect "default source" grep -q '^source "capture of 1209:0001 on 20[0-9][0-9]-[
 	"$tmp/d.profile"
 
 # 6. a request that never completes: timed out, reported, the rest written
-FAKE_USBFS_HANG=a1:81:0100 cap "$UVC" --node $NODE --source fixed --timeout 100 \
+FAKE_USBFS_HANG=a1:81:0100 cap "$UVC" --node $NODE --source fixed --request-timeout 100 \
 	-o "$tmp/hang.profile"
 expect "timeout: exit 3" [ "$rc" -eq 3 ]
 expect "timeout: says so" says "probe control (0xa1 0x81 0x0100 0x0001, 34 bytes): timed out after 100 ms"

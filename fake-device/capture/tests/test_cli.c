@@ -45,6 +45,14 @@ static void test_parse_device(void **state)
 	assert_string_equal(o.source, "fixed");
 	assert_int_equal(o.speed, PROFILE_SPEED_HIGH);
 
+	/* --timeout, the old spelling of --request-timeout, sets the same */
+	assert_int_equal(PARSE(&o, err, "--device", "1:2", "--request-timeout", "300"), 0);
+	assert_int_equal(o.timeout_ms, 300);
+	assert_int_equal(PARSE(&o, err, "--device", "1:2", "--request-timeout=301"), 0);
+	assert_int_equal(o.timeout_ms, 301);
+	assert_int_equal(PARSE(&o, err, "--device", "1:2", "--timeout=302"), 0);
+	assert_int_equal(o.timeout_ms, 302);
+
 	assert_int_equal(PARSE(&o, err, "--device", "1:2", "-ox.profile"), 0);
 	assert_string_equal(o.output, "x.profile");
 	assert_int_equal(PARSE(&o, err, "--device", "1:2", "-o", "-"), 0);
@@ -112,6 +120,9 @@ static void test_parse_errors(void **state)
 	USAGE_ERROR("UTF-8", "--device", "1:2", "--source", "\xc3");
 	USAGE_ERROR("milliseconds", "--device", "1:2", "--timeout", "0");
 	USAGE_ERROR("milliseconds", "--device", "1:2", "--timeout", "60001");
+	USAGE_ERROR("--request-timeout 0: expected milliseconds", "--device", "1:2",
+		    "--request-timeout", "0");
+	USAGE_ERROR("--request-timeout needs a value", "--device", "1:2", "--request-timeout");
 	USAGE_ERROR("low, full", "--device", "1:2", "--speed", "wireless");
 	USAGE_ERROR("unknown option --frobnicate", "--device", "1:2", "--frobnicate");
 	USAGE_ERROR("unknown option --detached", "--device", "1:2", "--detached");
