@@ -12,7 +12,7 @@
 
 Every job line runs with the campaign folder as its working folder and
 `dmaharness` on PATH (the checkout's root), on any machine that has the
-checkout: here (`dmaharness campaign DIR --jobs N`, through GNU parallel),
+checkout: here (`dmaharness campaign DIR --parallel N`, through GNU parallel),
 over ssh (GNU parallel's --sshlogin) or under Slurm.  A job that runs twice
 writes the same file; a result is written whole or not at all.
 
@@ -346,7 +346,7 @@ def bisect_job(c: Campaign, prefix: int, run: int, extra=None) -> Job:
     jid = f"p{prefix}-{run}"
     res = f"results/{jid}.json"
     return Job(jid, ("run", "--series", c.about["series"], "--prefix", str(prefix),
-                     "--bisect-signature", c.about["signature"], "--json-out", res, "-q",
+                     "--signature", c.about["signature"], "--json-out", res, "-q",
                      *(c.about["extra"] if extra is None else extra)), res)
 
 
@@ -738,7 +738,7 @@ def format_incomplete(col: Collected) -> str:
     for s in bad:
         out.append(f"  {s.job.id:<16} {s.status:<8} {s.why}")
         out.append(f"  {'':<16} {'':<8} {results.printable(s.job.command())}")
-    out.append(f"  (rerun them: dmaharness campaign {col.campaign.folder} --jobs N; "
+    out.append(f"  (rerun them: dmaharness campaign {col.campaign.folder} --parallel N; "
                "done jobs are skipped)")
     return "\n".join(out)
 

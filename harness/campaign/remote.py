@@ -71,7 +71,7 @@ def parse_host(login: str) -> Host:
         raise InputError("--ssh: an empty host")
     if s in (":", "..", "-"):
         raise InputError(f"--ssh {s!r}: GNU parallel's special sshlogins are not taken here; "
-                         "name the hosts (`campaign DIR --jobs N` runs here)")
+                         "name the hosts (`campaign DIR --parallel N` runs here)")
     rest = s
     if rest.startswith("@") and "/" in rest:
         rest = rest.split("/", 1)[1]

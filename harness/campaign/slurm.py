@@ -12,7 +12,7 @@ environment: SLURM_CONF, the partition, `extra` sbatch options
 Every task leaves its attempt in slurm/attempt-<Seq>: ONE line in GNU
 parallel's joblog format (Seq Host Starttime JobRuntime Send Receive
 Exitval Signal Command, tab-separated), written whole (tmp + mv), so that
-a job that failed or was killed is explained as `campaign --jobs` explains
+a job that failed or was killed is explained as `campaign --parallel` explains
 it.  The line is written when the task starts, with Exitval -1 (started,
 no end recorded: still running, or SIGKILLed, or its node was lost), and
 again when the job line ends, with its exit status; a status of 129 to
@@ -138,7 +138,7 @@ def submit(folder: Path, seqs: list[int], partition: str | None, repo: Path,
     guest with a single TCG vCPU, one busy host thread, with the harness and
     the fake device mostly asleep beside it; more CPUs would only idle, and
     one CPU a task lets Slurm pack as many guests on a node as it has cores,
-    as `campaign --jobs N --pin` does here.  `extra` sbatch options come
+    as `campaign --parallel N --pin` does here.  `extra` sbatch options come
     last, so they win (--cpus-per-task=2, --mem=2G, --time=1:00:00 ...).
     """
     folder = Path(os.path.abspath(folder))

@@ -26,8 +26,8 @@ from ..progress import Progress, fmt_duration
 from ..checks import bisect, bisectjob
 from ..kernel import series as kseries
 from . import helptext
-from .common import (boot_group, count, flags, flood_group, on_sigterm, variant_group,
-                     variant_spec)
+from .common import (TIMEOUT_BEYOND_FLOOD, boot_group, count, flags, flood_group, on_sigterm,
+                     variant_group, variant_spec)
 from .reportscli import stdout_fault, wants_json
 
 
@@ -129,7 +129,7 @@ def bisect_run_parser() -> argparse.ArgumentParser:
     g.add_argument("--runs", type=count, default=6, help="most runs per step (6)")
     g.add_argument("--parallel", type=count, default=2, help="runs booted at once (2)")
     flood_group(p)
-    boot_group(p, timeout_help="seconds allowed beyond --duration", run_dir=False)
+    boot_group(p, timeout_help=TIMEOUT_BEYOND_FLOOD, run_dir=False)
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("-q", "--quiet", action="store_true", help="only the verdict line on stderr")
     return p

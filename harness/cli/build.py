@@ -14,8 +14,10 @@ from .. import errors, pipeline
 from ..progress import Progress
 from ..boot import initramfs, settings
 from ..checks import bisectjob
+from . import helptext
 from .case import cmd_run_case
-from .common import boot_group, command_parser, count, emit, flags, flood_group, variant_spec
+from .common import (TIMEOUT_BEYOND_FLOOD, TIMEOUT_WHOLE_BOOT, boot_group, command_parser, count,
+                     emit, flags, flood_group, variant_spec)
 
 
 def _profile_lines(payload: dict) -> str:
@@ -127,7 +129,7 @@ def _hold_line(s: dict) -> str:
 
 
 def _devices_text(fr, f) -> str:
-    """`run --device/--usb-host`: per device, its drivers, nodes and endpoint counts."""
+    """`run --usb-device/--usb-host`: per device, its drivers, nodes and endpoint counts."""
     devs = fr.payload["devices"]
     real = sum(1 for d in devs if d.get("passthrough"))
     what = ", ".join(x for x in (f"{len(devs) - real} from profiles" if len(devs) > real else "",
@@ -197,7 +199,7 @@ def add_parsers(sub) -> None:
                             "dmaharness boot --kernel 6.1 --insn-profile --modules uvcvideo"),
                   codes=(errors.EXIT_INPUT, errors.EXIT_BUILD, errors.EXIT_GUEST),
                   run_settings=True)
-    g = boot_group(bt, timeout_help="wall-clock limit in seconds", timeout=300, smp=2,
+    g = boot_group(bt, timeout_help=TIMEOUT_WHOLE_BOOT, timeout=300, smp=2,
                    profile=True)
     g.add_argument("--modules", default="", help="comma-separated modules the init loads")
     g.add_argument("--workload", choices=("none", "agent", "shell-cmd"), default="none",
@@ -218,7 +220,7 @@ def add_parsers(sub) -> None:
                   meaning={errors.EXIT_OK: "every KUnit case passed or was skipped",
                            errors.EXIT_VERDICT: "a KUnit case failed"},
                   run_settings=True)
-    g = boot_group(ku, timeout_help="wall-clock limit in seconds", timeout=300, smp=2)
+    g = boot_group(ku, timeout_help=TIMEOUT_WHOLE_BOOT, timeout=300, smp=2)
     g.add_argument("--filter", default="", help="kunit.filter_glob: suites to run (default all)")
     g.add_argument("--modules", default="", help="KUnit test modules to load (comma-separated)")
 
@@ -232,7 +234,8 @@ def add_parsers(sub) -> None:
                             "# the seed case: the bug, then each fix, their reports diffed",
                             "dmaharness run --case patches/6.1/cases/uvc-status-buffer",
                             "# USB devices from profiles instead of the cameras",
-                            "dmaharness run --device logitech-k120 --device stm32-cdc-acm"),
+                            "dmaharness run --usb-device logitech-k120 --usb-device "
+                            "stm32-cdc-acm"),
                   codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_BUILD,
                          errors.EXIT_GUEST, errors.EXIT_DEVICE),
                   meaning={errors.EXIT_VERDICT: "with --case: the outcome does not match the "
@@ -241,7 +244,7 @@ def add_parsers(sub) -> None:
                            errors.EXIT_BUILD: "the kernel, the fake camera or the guest "
                            "agent failed to build"},
                   run_settings=True)
-    boot_group(rn, timeout_help="seconds allowed beyond --duration", profile=True)
+    boot_group(rn, timeout_help=TIMEOUT_BEYOND_FLOOD, profile=True)
     flood_group(rn)
     g = rn.add_argument_group("case (before/after diff, with --case)")
     g.add_argument("--runs", type=count, default=2, help="runs per variant (2)")
@@ -256,8 +259,10 @@ def add_parsers(sub) -> None:
                    help="a case with [devices] catalogue: the device catalogue its entries come "
                         "from (default kconfig-fragments/sweep/catalogue.toml); its kernel is "
                         "that catalogue's sweep kernel with the case's patches")
-    g.add_argument("--bisect-signature", metavar="TITLE|REGEX",
+    g.add_argument("--signature", "--bisect-signature", dest="bisect_signature",
+                   metavar="TITLE|REGEX",
                    help="a bisection campaign's job (`plan bisect`): classify this run as a "
-                        "bisection step's run for the signature (hit, clean, failed; a kernel "
-                        "that does not build is a failed run) in the JSON (bisect_run); exit 0 "
-                        "whenever the run was classified")
+                        "bisection step's run for the signature, as bisect --signature "
+                        "(hit, clean, failed; a kernel that does not build is a failed run) "
+                        "in the JSON (bisect_run); exit 0 whenever the run was classified"
+                        + helptext.old_spelling("--bisect-signature"))

@@ -12,8 +12,9 @@ from ..progress import Progress, fmt_duration
 from ..checks import bisect, diff, sweeptable, usbsweep
 from ..campaign import campaign, folder as cfolder, junit, kcidb, remote
 from ..output import sweephtml
-from . import check, jobcheck
-from .common import add_command, emit, folder, kcidb_args, output_group, write_json_out
+from . import check, helptext, jobcheck
+from .common import (add_command, emit, folder, kcidb_args, output_group, whole_number,
+                     write_json_out)
 
 
 def _runs(a, default: int) -> int:
@@ -51,27 +52,27 @@ def cmd_plan(a) -> int:
               f"campaign {c.folder}: bisection of {ab['series']} ({len(ab['patches'])} patches, "
               f"good {ab['good']}, bad {ab['bad']}) for {ab['signature']!r}\n"
               "  jobs     none yet: each step's runs are added as the search needs them\n"
-              f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+              f"  run      dmaharness campaign {c.folder} --parallel N | --ssh HOSTS | --slurm\n"
               f"  merge    dmaharness collect {c.folder}")
         return errors.EXIT_OK
     if a.what == "sweep" and a.usb_drivers:
         if a.case is not None or a.series or a.signature or a.devices or a.catalogue:
             raise errors.HarnessError("plan sweep --usb-drivers takes --shares, not a CASE, "
-                                      "--series, --signature, --devices or --catalogue")
+                                      "--series, --signature, --qemu-devices or --catalogue")
         c = campaign.plan_usb_sweep(a.output, a.shares, tuple(extra))
         emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
               f"campaign {c.folder}: {len(c.jobs)} jobs (the USB drivers in {a.shares} shares, "
               "each job's boots one at a time)\n"
               f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
-              f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+              f"  run      dmaharness campaign {c.folder} --parallel N | --ssh HOSTS | --slurm\n"
               f"  merge    dmaharness collect {c.folder}")
         return errors.EXIT_OK
     if a.usb_drivers:
         raise errors.HarnessError("--usb-drivers goes with plan sweep")
     if a.what == "sweep":
         if a.case is not None or a.series or a.signature:
-            raise errors.HarnessError("plan sweep takes --devices and --catalogue, not a CASE "
-                                      "or --series/--signature")
+            raise errors.HarnessError("plan sweep takes --qemu-devices and --catalogue, not a "
+                                      "CASE or --series/--signature")
         devices = tuple(d for part in a.devices for d in part.split(",") if d)
         c = campaign.plan_sweep(campaign.SweepPlan(a.output, devices, a.catalogue,
                                                    tuple(extra)))
@@ -79,18 +80,18 @@ def cmd_plan(a) -> int:
               f"campaign {c.folder}: {len(c.jobs)} jobs (the boot without a device, then "
               f"{', '.join(c.about['devices'])})\n"
               f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
-              f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+              f"  run      dmaharness campaign {c.folder} --parallel N | --ssh HOSTS | --slurm\n"
               f"  merge    dmaharness collect {c.folder}")
         return errors.EXIT_OK
     if a.case is None or a.series or a.signature or a.devices or a.catalogue:
         raise errors.HarnessError("plan case takes a CASE folder (and no --series, "
-                                  "--signature, --devices, --catalogue)")
+                                  "--signature, --qemu-devices, --catalogue)")
     c = campaign.plan_case(campaign.CasePlan(a.case, _runs(a, 2), a.output, tuple(extra)))
     emit(a, {"command": "plan", "ok": True, **c.to_json(), "folder": str(c.folder)},
           f"campaign {c.folder}: {len(c.jobs)} jobs (case {c.about['case']}: "
           f"{', '.join(c.about['variants'])} x {c.about['runs']} runs)\n"
           f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
-          f"  run      dmaharness campaign {c.folder} --jobs N   (or the lines of jobs.txt, "
+          f"  run      dmaharness campaign {c.folder} --parallel N   (or the lines of jobs.txt, "
           "anywhere, from the campaign folder)\n"
           f"  merge    dmaharness collect {c.folder}")
     return errors.EXIT_OK
@@ -156,8 +157,8 @@ def cmd_campaign(a) -> int:
     where: dict = {"engine": "local"}
     last: dict = {}
     if a.slurm is not None:
-        if a.ssh or a.pin or a.jobs or a.remote_dir or a.no_prepare:
-            raise errors.HarnessError("--slurm takes none of --ssh, --pin, --jobs, "
+        if a.ssh or a.pin or a.parallel or a.remote_dir or a.no_prepare:
+            raise errors.HarnessError("--slurm takes none of --ssh, --pin, --parallel, "
                                       "--remote-dir, --no-prepare (Slurm places the jobs)")
         try:
             extra = shlex.split(a.sbatch or "")
@@ -179,7 +180,7 @@ def cmd_campaign(a) -> int:
 
         def engine(c, first):
             last["parallel_exit"] = campaign.run_ssh(
-                c, hosts, a.jobs or None, prog, a.remote_dir or remote.DEFAULT_REMOTE_DIR,
+                c, hosts, a.parallel or None, prog, a.remote_dir or remote.DEFAULT_REMOTE_DIR,
                 prepare=first and not a.no_prepare)
     else:
         if a.remote_dir or a.no_prepare:
@@ -188,8 +189,8 @@ def cmd_campaign(a) -> int:
             raise errors.HarnessError("--sbatch and --no-wait go with --slurm")
 
         def engine(c, first):
-            last["parallel_exit"] = campaign.run_local(c, a.jobs or os.cpu_count() or 1, prog,
-                                                       pin=a.pin)
+            last["parallel_exit"] = campaign.run_local(c, a.parallel or os.cpu_count() or 1,
+                                                       prog, pin=a.pin)
     if c.kind == "bisect":
         if a.no_wait:                  # one step submitted; rerun to go on
             col = campaign.collect(c.folder)
@@ -222,7 +223,7 @@ PLAN_DESCRIPTION = (
     "job ID` a line, which runs them and writes the --json result to "
     "results/<job>.json.  Run the lines anywhere that has this checkout, "
     "from the campaign folder with dmaharness on PATH: `dmaharness campaign "
-    "DIR --jobs N` here (GNU parallel), --ssh HOSTS, --slurm.  Then "
+    "DIR --parallel N` here (GNU parallel), --ssh HOSTS, --slurm.  Then "
     "`dmaharness collect DIR` merges them.\n\n"
     "plan case CASE: every run of every variant of the case (a copy of the "
     "case goes along); collect diffs them as `run --case` does.\n\n"
@@ -235,7 +236,7 @@ PLAN_DESCRIPTION = (
     "them; collect replays the search over the results and gives the culprit "
     "(the series must be in this checkout).\n\n"
     "plan sweep: the boot without a device and each device of the catalogue "
-    "(--devices), one job each, the sweep kernel built by each worker; "
+    "(--qemu-devices), one job each, the sweep kernel built by each worker; "
     "collect folds every job's console into the sites table `sweep` prints "
     "(the layouts when the sweep kernel is built here too).\n\n"
     "Arguments after -- go to every job (--duration 5s, --kernel 6.12, ...).")
@@ -260,15 +261,16 @@ def add_parsers(sub) -> None:
                   "--runs 4 \\",
                   "    -- --duration 20s",
                   "dmaharness plan check my-series.mbox -o /tmp/k -- --kernel 7.3",
-                  "dmaharness plan sweep -o /tmp/s --devices usb,storage -- --kernel 6.12",
+                  "dmaharness plan sweep -o /tmp/s --qemu-devices usb,storage -- "
+                  "--kernel 6.12",
                   "# then, here or elsewhere",
-                  "dmaharness campaign /tmp/c --jobs 2"),
+                  "dmaharness campaign /tmp/c --parallel 2"),
         codes=(errors.EXIT_INPUT, errors.EXIT_UNREACHABLE),
         meaning={errors.EXIT_UNREACHABLE: "plan check: nothing the patches touch is reached "
                  "by a device of the harness (no campaign is written)"},
         usage="dmaharness plan case CASE -o DIR [--runs N] [-- RUN-ARGS...]\n"
               "       dmaharness plan check PATCH... -o DIR [--runs N] [-- RUN-ARGS...]\n"
-              "       dmaharness plan sweep -o DIR [--devices LIST | --usb-drivers]\n"
+              "       dmaharness plan sweep -o DIR [--qemu-devices LIST | --usb-drivers]\n"
               "                             [-- SWEEP-ARGS...]\n"
               "       dmaharness plan bisect --series FILE --signature TITLE|REGEX -o DIR\n"
               "                              [--good N] [--bad M] [--runs N] ...\n"
@@ -297,8 +299,10 @@ def add_parsers(sub) -> None:
     g.add_argument("--max-miss", type=float, default=0.05,
                    help="accepted chance that a good verdict misses a bad kernel (0.05)")
     g = pl.add_argument_group("plan sweep (as `dmaharness sweep`)")
-    g.add_argument("--devices", action="append", default=[], metavar="LIST",
-                   help="comma-separated device names or classes of the catalogue (all)")
+    g.add_argument("--qemu-devices", "--devices", dest="devices", action="append", default=[],
+                   metavar="LIST",
+                   help="comma-separated QEMU device models of the catalogue, by name or class "
+                        "(all)" + helptext.old_spelling("--devices"))
     g.add_argument("--catalogue", type=Path, metavar="FILE",
                    help="the device catalogue, in this checkout "
                         "(kconfig-fragments/sweep/catalogue.toml); plan check too")
@@ -336,7 +340,7 @@ def add_parsers(sub) -> None:
     cg = add_command(
         sub, "campaign", cmd_campaign,
         "run a campaign's jobs here or on ssh hosts (GNU parallel) or Slurm, then collect",
-        "Run the jobs of a campaign folder that have no good result yet: --jobs "
+        "Run the jobs of a campaign folder that have no good result yet: --parallel "
                     "at a time on this machine through GNU parallel (--joblog DIR/joblog, "
                     "--resume-failed: a job that failed or was killed runs again, a job done "
                     "is not); on other machines with --ssh HOSTS (GNU parallel --sshlogin, "
@@ -344,17 +348,19 @@ def add_parsers(sub) -> None:
                     "print what `collect` prints.  Each job builds what it needs through its "
                     "machine's build cache (one build at a time; --ccache-remote in the "
                     "jobs' run arguments shares compiled objects) and boots its guest.",
-        examples=("dmaharness campaign /tmp/c --jobs 2 --junit /tmp/c/junit.xml",
-                  "dmaharness campaign /tmp/c --ssh box1,me@box2 --jobs 2",
+        examples=("dmaharness campaign /tmp/c --parallel 2 --junit /tmp/c/junit.xml",
+                  "dmaharness campaign /tmp/c --ssh box1,me@box2 --parallel 2",
                   "dmaharness campaign /shared/c --slurm debug --sbatch '--time=1:00:00'"),
         codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_INCOMPLETE),
         meaning={**COLLECTED, errors.EXIT_ENV: "environment: GNU parallel, ssh, rsync or "
                  "Slurm is missing or a host cannot be prepared, the cache folder is "
                  "unusable, standard output is closed or full"})
     cg.add_argument("folder", type=Path, metavar="DIR", help="the campaign folder")
-    cg.add_argument("--jobs", type=int, default=0, metavar="N",
-                    help="guests at once (default: one per core); with --ssh, on each host "
-                         "(default: one per core of each host)")
+    cg.add_argument("--parallel", "--jobs", dest="parallel", type=whole_number, default=0,
+                    metavar="N",
+                    help="jobs run at once, each a guest (default: one per core); with "
+                         "--ssh, on each host (default: one per core of each host)"
+                         + helptext.old_spelling("--jobs"))
     cg.add_argument("--ssh", metavar="HOSTS",
                     help="run the jobs on these hosts through GNU parallel --sshlogin, "
                          "results brought back (--return): a comma-separated list of GNU "

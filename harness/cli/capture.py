@@ -30,8 +30,9 @@ WRAPPER = (
     "use; its options, output and exit codes are the tool's.  The wrapper adds:\n\n"
     + helptext.examples((
         "dmaharness capture --device 046d:0825 -o my-camera.profile",
-        "# then serve it to a guest, with the device's driver",
-        "dmaharness run --device ./my-camera.profile",
+        "# then serve it to a guest, with the device's driver (capture's --device",
+        "# is the real device, VID:PID; run's --usb-device the profile it becomes)",
+        "dmaharness run --usb-device ./my-camera.profile",
         "# the device at lsusb's Bus 001 Device 004, its drivers detached meanwhile",
         "sudo dmaharness capture --bus 1 --address 4 --detach -o cam.profile"))
     + "\n\n"

@@ -8,8 +8,8 @@ from .. import errors
 from ..progress import Progress
 from ..checks import bisect, bisectjob, caserun, diff, pointing
 from ..output import htmlreport
-from .common import (boot_group, chance, command_parser, count, emit, flags, flood_group,
-                     variant_spec, whole_number)
+from .common import (TIMEOUT_BEYOND_FLOOD, boot_group, chance, command_parser, count, emit,
+                     flags, flood_group, variant_spec, whole_number)
 
 
 def cmd_run_case(a) -> int:
@@ -102,5 +102,5 @@ def add_parsers(sub) -> None:
                    help="runs showing the signature that make a step bad (1)")
     g.add_argument("--max-miss", type=chance, default=0.05,
                    help="accepted chance that a good verdict misses a bad kernel (0.05)")
-    boot_group(bs, timeout_help="seconds allowed beyond --duration")
+    boot_group(bs, timeout_help=TIMEOUT_BEYOND_FLOOD)
     flood_group(bs)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -95,17 +96,29 @@ def out_file(text: str) -> Path:
     return Path(text)
 
 
+# options renamed in #44 whose old spelling the run settings' own help texts
+# (harness/boot/settings.py) may still name: --help shows the new one
+_RENAMED = {"--device": "--usb-device"}
+_OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)(?![\w-])")
+
+
+def _spelled(text: str) -> str:
+    """A setting's help with its options spelled as today's parsers spell them."""
+    return _OPTION.sub(lambda m: _RENAMED.get(m.group(1), m.group(1)), text)
+
+
 def _setting(g, name: str, *, default_shown: Any = None, help_: str | None = None,
              flag: str | None = None, **kw) -> None:
     """A run setting as a flag whose absence means "not given" (None)."""
     s = settings.SETTINGS[name]
     shown = settings.default(name) if default_shown is None else default_shown
+    text = _spelled(help_ or s.help)
     if isinstance(shown, bool):
         g.add_argument(flag or "--" + name.replace("_", "-"), action="store_true", default=None,
-                       help=help_ or s.help, **kw)
+                       help=text, **kw)
         return
     g.add_argument(flag or "--" + name.replace("_", "-"), type=_typed(name), default=None,
-                   help=f"{help_ or s.help} ({shown})", **kw)
+                   help=f"{text} ({shown})", **kw)
 
 def kernel_version(text: str) -> str:
     """--kernel: MAJOR.MINOR; whether it has a series is checked when the kernel is chosen."""
@@ -143,12 +156,14 @@ def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = T
                    help="kconfig fragment(s) to use instead of the profile's (all of "
                         "kconfig-fragments/ for dma; repeatable; NAME means "
                         "kconfig-fragments/NAME.config)")
-    g.add_argument("--no-base-series", "--no-detector", dest="no_base_series",
+    g.add_argument("--no-detector", "--no-base-series", dest="no_base_series",
                    action="store_true",
                    help="do not apply patches/<version>/series, the detector (a stock kernel; "
                         "the detector and kunit fragments are left out too unless "
-                        "--fragment is given)")
-    g.add_argument("-j", "--jobs", type=count, help="make -j (default: number of CPUs)")
+                        "--fragment is given)" + helptext.old_spelling("--no-base-series"))
+    g.add_argument("-j", "--jobs", type=count, metavar="N",
+                   help="make's jobs: make -j N (default: number of CPUs); guests at once "
+                        "are --parallel")
     g.add_argument(ccachestats.FLAG, dest="ccache_remote", metavar="URL",
                    help="share compiled objects with other machines (a campaign's workers) "
                         "through ccache's remote storage: redis://HOST[:PORT], "
@@ -158,6 +173,12 @@ def variant_group(p, *, kernel: bool = True, series: bool = True, tree: bool = T
                         "of your environment is used as it is).  The build's ccache hits and "
                         "misses are in its JSON (ccache)")
     g.add_argument("--force", action="store_true", help="rebuild even when cached")
+
+# --timeout, the run setting timeout, has one meaning on every command: the
+# seconds the guest may take beyond the time its workload is given
+TIMEOUT_WHOLE_BOOT = "seconds the guest may take: the whole boot (no workload time is added)"
+TIMEOUT_BEYOND_FLOOD = "seconds the guest may take beyond the flood's --duration"
+
 
 def boot_group(p, *, timeout_help: str, timeout: float | None = None, smp: int | None = None,
                profile: bool = False, run_dir: bool = True):
@@ -191,14 +212,17 @@ def flood_group(p, *, title: str = "flood (run settings)"):
     _setting(g, "fail_nth", metavar="PATHS", nargs="?", const=settings.FAIL_NTH_PATHS,
              default_shown="off; without PATHS: probe,disconnect")
     _setting(g, "fail_nth_max", metavar="N")
-    g.add_argument("--device", dest="devices", action="append", default=None,
-                   metavar="NAME|FILE", help=settings.SETTINGS["devices"].help)
+    g.add_argument("--usb-device", "--device", dest="devices", action="append", default=None,
+                   metavar="NAME|FILE",
+                   help=_spelled(settings.SETTINGS["devices"].help)
+                   + " (a QEMU device model is sweep's --qemu-devices)"
+                   + helptext.old_spelling("--device"))
     _setting(g, "modules", metavar="MOD[,MOD...]")
     _setting(g, "exercise")
     _setting(g, "capture")
     _setting(g, "bulk_in", metavar="hold|random|zero")
     g.add_argument("--usb-host", dest="usb_host", action="append", default=None,
-                   metavar="VID:PID|BUS-DEV", help=settings.SETTINGS["usb_host"].help)
+                   metavar="VID:PID|BUS-DEV", help=_spelled(settings.SETTINGS["usb_host"].help))
     g.add_argument("--case", type=Path, metavar="DIR|case.toml",
                    help="a case: its [run] table gives the run settings that no flag gives")
     return g

@@ -51,6 +51,18 @@ CACHE = "The cache folder is $DMAHARNESS_CACHE, else ~/.cache/dmaharness."
 
 HEADER = "exit codes:"
 
+# an option renamed so that one flag means one concept (#44): its old
+# strings stay as aliases for a release, and its help says so in these words
+# (tests/unit/cli/test_aliases.py finds every such note and checks that both
+# spellings parse the same)
+OLD_SPELLING = "old spelling: "
+
+
+def old_spelling(*strings: str, note: str = "") -> str:
+    """The note an option's help ends with when ``strings`` are its old
+    spellings, kept as aliases: " (old spelling: --x, kept for a release)"."""
+    return f" ({OLD_SPELLING}{'/'.join(strings)}, kept for a release{note})"
+
 
 def table(codes: Iterable[int], meaning: Mapping[int, str] | None = None, *,
           header: str = HEADER) -> str:
@@ -122,3 +134,8 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
             else:
                 out.append("\n".join(indent + ln if ln else "" for ln in lines))
         return "\n\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+    def _split_lines(self, text, width):
+        """An option's help, wrapped without breaking an option at its hyphens
+        (--no-base-series stays one word)."""
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)

@@ -28,7 +28,7 @@ from . import build, sweep
 # the options the planner sets itself, per command (never in RUN-ARGS)
 PLANNED = {"run": {"case": "--case", "case_variant": "--case-variant", "case_run": "--case-run",
                    "series": "--series", "prefix": "--prefix",
-                   "bisect_signature": "--bisect-signature", "json_out": "--json-out"},
+                   "bisect_signature": "--signature", "json_out": "--json-out"},
            "sweep": {"job": "--job", "batch": "--batch", "usb_drivers": "--usb-drivers",
                      "json_out": "--json-out"}}
 # options that write on this host where they are told, or reach beyond the guest
@@ -83,15 +83,29 @@ def given(command: str, args: list[str]) -> dict[str, tuple[str, object]]:
     return {d: (names.get(d, d), got[d]) for d in got if got[d] != base.get(d)}
 
 
+def _command_actions(command: str) -> list[argparse.Action]:
+    sp = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)][0]
+    return [a for a in sp.choices[command]._actions if a.option_strings]
+
+
+def _canonical(a: argparse.Action) -> str:
+    """An option's name as --help shows it first: its first long string (the
+    ones after it are old spellings kept as aliases, #44)."""
+    return next((s for s in a.option_strings if s.startswith("--")), a.option_strings[0])
+
+
 @functools.lru_cache(maxsize=None)
 def _defaults(command: str) -> tuple[dict, dict]:
     """``command``'s values when no option is given, and each option's long name."""
-    names = {}
-    sp = [a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)][0]
-    for a in sp.choices[command]._actions:
-        if a.option_strings:
-            names[a.dest] = max(a.option_strings, key=len)
+    names = {a.dest: _canonical(a) for a in _command_actions(command)}
     return vars(_parse([command])), names
+
+
+@functools.lru_cache(maxsize=None)
+def spellings(command: str) -> dict[str, str]:
+    """Every option string of ``command`` -> its canonical one (itself, or the
+    new name of an old spelling kept as an alias)."""
+    return {s: _canonical(a) for a in _command_actions(command) for s in a.option_strings}
 
 
 def run_args_problem(command: str, args: list[str], kind: str) -> str:
@@ -175,7 +189,7 @@ def check_job(c: campaign.Campaign, j: campaign.Job) -> None:
     if want is None:
         _refuse(c, j.id, "no plan of this campaign makes such a job")
     fixed = len(want.argv)
-    if j.argv[:fixed] != want.argv:
+    if not _same_fixed(j.argv[:fixed], want.argv):
         diff = next((i for i, (x, y) in enumerate(zip(j.argv, want.argv)) if x != y),
                     min(len(j.argv), fixed))
         got = j.argv[diff] if diff < len(j.argv) else "(nothing)"
@@ -191,6 +205,17 @@ def check_job(c: campaign.Campaign, j: campaign.Job) -> None:
     out = whole.get("json_out", ("", None))[1]
     if str(out) != j.result or any(d in whole for d in HOST if d != "json_out"):
         _refuse(c, j.id, f"its output is not {j.result} alone")
+
+
+def _same_fixed(got: tuple[str, ...], want: tuple[str, ...]) -> bool:
+    """A job's fixed arguments are its plan's: the same strings, but for an
+    option an older dmaharness wrote in its old spelling (a campaign planned
+    before #44: `run --bisect-signature`, now --signature)."""
+    if len(got) != len(want) or not got or got[0] != want[0]:
+        return False
+    names = spellings(want[0]) if want[0] in PLANNED else {}
+    return all(x == y or (y.startswith("--") and names.get(y) == y and names.get(x) == y)
+               for x, y in zip(got, want))
 
 
 def job_argv(folder: Path, jid: str) -> list[str]:

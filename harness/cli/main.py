@@ -68,8 +68,8 @@ def parser() -> argparse.ArgumentParser:
                         "(exit 0 good, 1 bad, 125 skip)")
     sub.add_parser("capture", add_help=False,
                    help="read a USB device with libusb and write its profile, for "
-                        "run --device (fake-device/capture/: exit 0 all read, 3 some requests "
-                        "failed, 1 nothing read)")
+                        "run --usb-device (fake-device/capture/: exit 0 all read, 3 some "
+                        "requests failed, 1 nothing read)")
     for child in sub.choices.values():        # --js is no --json: only exact option names
         child.allow_abbrev = False
     return p

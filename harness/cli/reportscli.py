@@ -169,12 +169,16 @@ def reports_parser() -> argparse.ArgumentParser:
                     "console log or dmesg file",
                     ("dmaharness reports ~/.cache/dmaharness/runs/<run>/console.log",
                      "# every report whole, the log read on 4 cores",
-                     "dmaharness reports --json -j 4 console.log",
+                     "dmaharness reports --json --workers 4 console.log",
                      "# a saved dmesg, from standard input",
                      "dmesg | dmaharness reports -"))
-    ap.add_argument("-j", "--jobs", type=jobs_arg, default=0, metavar="N",
-                    help="parse a large log (8 MiB or more) on up to N cores (default: every "
-                         "core this process may use; 1: one pass); the reports are the same")
+    ap.add_argument("--workers", "-j", "--jobs", dest="workers", type=jobs_arg, default=0,
+                    metavar="N",
+                    help="parse a large log (8 MiB or more) with up to N processes, one a core "
+                         "(default: every core this process may use; 1: one pass); the "
+                         "reports are the same"
+                         + helptext.old_spelling("-j", "--jobs", note="; elsewhere -j is "
+                                                 "make's jobs"))
     return ap
 
 
@@ -190,7 +194,7 @@ def reports_main(argv: list[str]) -> int:
     if args is None:
         return code
     try:
-        got = parallel.parse_log(args.log, jobs=args.jobs, want_json=args.json)
+        got = parallel.parse_log(args.log, jobs=args.workers, want_json=args.json)
     except HarnessError as e:
         return fail(prog, args.json, e.message, e.exit_code)
     except OSError as e:
@@ -227,7 +231,7 @@ def reports_main(argv: list[str]) -> int:
 
 
 def jobs_arg(text: str) -> int:
-    """--jobs: a whole number of cores, 1 to 1024."""
+    """--workers: a whole number of cores, 1 to 1024."""
     try:
         n = int(text)
     except ValueError:

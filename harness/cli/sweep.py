@@ -13,6 +13,7 @@ from ..checks import sweep, sweeptable, usbsweep
 from ..devices import usbdevices, usbgen
 from ..output import mail, sitemail, sweephtml
 from .. import files
+from . import helptext
 from .common import (add_command, boot_group, command_parser, emit, flags, folder, out_file, output_group,
                      variant_spec, whole_number)
 
@@ -45,7 +46,8 @@ def driver_names(a) -> tuple[str, ...]:
 
 def cmd_usb_sweep(a, b) -> int:
     if a.devices or a.catalogue or a.job:
-        raise errors.InputError("sweep --usb-drivers takes none of --devices, --catalogue, --job")
+        raise errors.InputError("sweep --usb-drivers takes none of --qemu-devices, --catalogue, "
+                                "--job")
     base = sweeptable.load_sites(a.baseline) if a.baseline else None
     batch = None
     if a.batch is not None:
@@ -102,7 +104,8 @@ def cmd_sweep(a) -> int:
     b = settings.resolve(flags(a), boot=settings.BootSettings(timeout=300.0, smp=1))[0]
     if a.job:
         if devices or a.list or a.baseline:
-            raise errors.HarnessError("sweep --job takes none of --devices, --list, --baseline")
+            raise errors.HarnessError("sweep --job takes none of --qemu-devices, --list, "
+                                      "--baseline")
         payload = sweep.sweep_job(sweep.SweepRequest(variant_spec(a, series_=False), b, (),
                                                      a.catalogue, 1, a.run_dir), a.job, prog)
         d = payload["device"]
@@ -193,7 +196,7 @@ def add_parsers(sub) -> None:
         "evidence. Devices whose model this QEMU lacks or whose driver this kernel cannot "
         "build are listed as skipped, with the reason. Exit 0, or 1 when a boot failed or "
         "(with --baseline) the sites differ from the baseline's.", series=False,
-        examples=("dmaharness sweep --kernel 6.12 --devices virtio,nvme",
+        examples=("dmaharness sweep --kernel 6.12 --qemu-devices virtio,nvme",
                   "# new / gone / unchanged sites against an earlier sweep",
                   "dmaharness sweep --kernel 6.12 --baseline old/sweep.json",
                   "# one generated device per USB driver, its own ID table",
@@ -206,9 +209,12 @@ def add_parsers(sub) -> None:
                  errors.EXIT_DEVICE: "--usb-drivers: a fake device failed to start"},
         run_settings=True)
     g = sw.add_argument_group("sweep")
-    g.add_argument("--devices", action="append", default=[], metavar="LIST",
-                   help="comma-separated device names or classes (virtio, storage, network, "
-                        "sound, usb, misc) of the catalogue (default: all; repeatable)")
+    g.add_argument("--qemu-devices", "--devices", dest="devices", action="append", default=[],
+                   metavar="LIST",
+                   help="comma-separated QEMU device models of the catalogue, by name or class "
+                        "(virtio, storage, network, sound, usb, misc; default: all; "
+                        "repeatable); a USB device profile is run's --usb-device"
+                        + helptext.old_spelling("--devices"))
     g.add_argument("--catalogue", type=Path, metavar="FILE",
                    help="another device catalogue (default kconfig-fragments/sweep/catalogue.toml)")
     g.add_argument("--baseline", type=Path, metavar="FILE",
@@ -246,7 +252,8 @@ def add_parsers(sub) -> None:
                    help="a sweep campaign's job (`plan sweep`): the one boot of this device "
                         "of the catalogue, or '(boot)' for the boot without a device; the "
                         "JSON carries its console whole (`collect` folds the sites)")
-    boot_group(sw, timeout_help="seconds a boot may take before its workload", timeout=300,
+    boot_group(sw, timeout_help="seconds the guest may take beyond the "
+               f"{sweep.WORKLOAD_TIMEOUT:g} s its device's workload is given", timeout=300,
                smp=1)
     sr = add_command(
         sub, "site-report", cmd_site_report, "one sweep site as a report to mail its "
@@ -284,11 +291,11 @@ def add_parsers(sub) -> None:
         "shipped template (UVC, UAC, CDC ACM/ECM) first, then the endpoint layouts "
         f"({', '.join(usbgen.LAYOUTS)}); a catch-all driver (hid_generic) gets none. With -o, "
         "write the profiles (fake-device/profiles/FORMAT.md) into DIR/<module>/, to attach "
-        "with run --device. Nothing is booted.",
+        "with run --usb-device. Nothing is booted.",
         examples=("dmaharness usb-drivers ~/.cache/dmaharness/artifacts/<key>/modules",
                   "# write the profiles, then attach one",
                   "dmaharness usb-drivers modules.alias -o gen/",
-                  "dmaharness run --device gen/ftdi_sio/2-int-bulk.profile"),
+                  "dmaharness run --usb-device gen/ftdi_sio/2-int-bulk.profile"),
         codes=(errors.EXIT_INPUT,))
     ud.add_argument("alias", type=Path, metavar="MODULES_ALIAS",
                     help="a modules.alias file, or a folder holding one")

@@ -255,7 +255,7 @@ def render(payload: dict, which: str, path: Path, fix: Optional[Path] = None,
     devs = [d for d in _strs(site.get("devices")) if d and not d.startswith("(")]
     out.append("Reproduce:")
     out.append(f"  ./dmaharness sweep --kernel {version or 'X.Y'}"
-               + (f" --devices {','.join(devs)}" if devs else ""))
+               + (f" --qemu-devices {','.join(devs)}" if devs else ""))
     out.append(f"  (site {n} of that sweep: key \"{key}\")")
     for c in fix_cases(key, version):
         out.append("Verify the fix (before: stock, after: the fix; the site gone, nothing new):")

@@ -86,7 +86,7 @@ this engine, one share of the log a worker.
 
 Command line (wired as ``dmaharness reports`` by the CLI)::
 
-    dmaharness reports <console.log> [--json] [-j N]
+    dmaharness reports <console.log> [--json] [--workers N]
 
 Exit codes: 0 the log was parsed (whether or not it holds reports),
 2 usage error, 4 the log cannot be read.

@@ -154,7 +154,7 @@ class EveryOptionIsDocumented(unittest.TestCase):
         self.assertLessEqual({"dmaharness", "build", "run", "check", "reports", "diff",
                               "bisect-run", "capture", "sweep", "plan", "cache"}, names)
         self.assertIn(("run", ("--runs",)), opts)
-        self.assertIn(("reports", ("-j", "--jobs")), opts)
+        self.assertIn(("reports", ("--workers", "-j", "--jobs")), opts)
         self.assertIn(("capture", ("-o", "--output")), opts)
         self.assertIn(("capture", ("--address",)), opts)
         self.assertIn(("dmaharness", ("--version",)), opts)

@@ -229,13 +229,13 @@ class Grammar:
         "boot": ["--accel", "--timeout", "--silence", "--memory", "--smp", "--append",
                  "--qemu-opts", "--run-dir"],
         "flood": ["--flood", "--duration", "--cycle-hz", "--phys-hz", "--cameras", "--hotplug",
-                  "--seed", "--agent-args", "--fail-nth", "--fail-nth-max", "--device",
-                  "--usb-host"],
+                  "--seed", "--agent-args", "--fail-nth", "--fail-nth-max", "--usb-device",
+                  "--device", "--usb-host"],
         "out": ["--json-out"],
     }
-    FLAGS = ["--json", "--js", "--jso", "-q", "--force", "--no-detector", "--insn-profile", "--console",
-             "--capture", "--fresh", "--list", "--dry-run", "--no-wait", "--pin",
-             "--no-prepare"]
+    FLAGS = ["--json", "--js", "--jso", "-q", "--force", "--no-detector", "--no-base-series",
+             "--insn-profile", "--console", "--capture", "--fresh", "--list", "--dry-run",
+             "--no-wait", "--pin", "--no-prepare"]
 
     def argv(self) -> list[str]:
         r = self.r
@@ -246,7 +246,8 @@ class Grammar:
         o = self.OPTS
         if cmd == "reports":
             return (["reports", self.path()] + (["--json"] if r.random() < 0.6 else [])
-                    + (["-j", r.choice(["1", "2", "0", self.text()])] if r.random() < 0.3 else []))
+                    + ([r.choice(["--workers", "-j"]), r.choice(["1", "2", "0", self.text()])]
+                       if r.random() < 0.3 else []))
         if cmd == "diff":
             return (["diff"] + [self.path() for _ in range(r.randrange(0, 3))] + ["--"]
                     + [self.path() for _ in range(r.randrange(0, 3))]
@@ -280,8 +281,8 @@ class Grammar:
         pool = o["variant"] + o["boot"] + o["flood"] + o["out"] + [
             "--runs", "--parallel", "--case-variant", "--case-run", "--bisect-signature",
             "--signature", "--good", "--bad", "--min-hits", "--max-miss", "--endpoint-runs",
-            "--devices", "--catalogue", "--baseline", "--job", "--keep", "--runs-older-than",
-            "--jobs", "--ssh", "--slurm", "--sbatch", "--remote-dir", "--junit", "--kcidb",
+            "--qemu-devices", "--devices", "--catalogue", "--baseline", "--job", "--keep",
+            "--runs-older-than", "--jobs", "--ssh", "--slurm", "--sbatch", "--remote-dir", "--junit", "--kcidb",
             "--kcidb-origin", "--repro-chance", "--modules", "--workload", "--cmd",
             "--filter"]
         for _ in range(r.randrange(0, 6)):

@@ -250,7 +250,7 @@ class Outputs:
     def campaigns(self, case: Path):
         c = self.tmp / "camp"
         self.add("plan", "case", ["plan", "case", case, "-o", c, "--runs", "1", "--json"])
-        self.add("plan", "sweep", ["plan", "sweep", "-o", self.tmp / "ps", "--devices",
+        self.add("plan", "sweep", ["plan", "sweep", "-o", self.tmp / "ps", "--qemu-devices",
                  "usb-kbd", "--json"])
         self.add("plan", "sweep --usb-drivers", ["plan", "sweep", "--usb-drivers", "--shares",
                  "2", "-o", self.tmp / "pu", "--json"])
@@ -287,7 +287,7 @@ class Outputs:
                      "--case-variant", "before", "--case-run", "1", "--run-dir", t / "job"])
             self.add("run", "a bisection campaign's job", [
                 "run", "--json", "--series", BISECT_SERIES, "--prefix", "5",
-                "--bisect-signature", "uvc_status_start", "--run-dir", t / "bjob"])
+                "--signature", "uvc_status_start", "--run-dir", t / "bjob"])
             self.add("bisect", "a series", ["bisect", "--json", "--series", BISECT_SERIES,
                      "--signature", "uvc_status_start", "--duration", "1s", "--run-dir",
                      t / "bisect"])
@@ -368,13 +368,13 @@ class Outputs:
                 mock.patch.object(catalogue, "qemu_models", return_value=models), \
                 mock.patch.object(qemu, "qemu_binary", return_value="qemu-system-x86_64"):
             first = self.add("sweep", "virtio-rng and e1000", [
-                "sweep", "--json", "--kernel", "6.12", "--devices", "virtio-rng,e1000",
+                "sweep", "--json", "--kernel", "6.12", "--qemu-devices", "virtio-rng,e1000",
                 "--parallel", "1", "--run-dir", t / "sweep"])
             if first:
                 base = t / "baseline.json"
                 base.write_text(json.dumps(first))
                 self.add("sweep", "against a baseline", [
-                    "sweep", "--json", "--kernel", "6.12", "--devices", "virtio-rng",
+                    "sweep", "--json", "--kernel", "6.12", "--qemu-devices", "virtio-rng",
                     "--baseline", base, "--run-dir", t / "sweep2"], (0, 1))
             self.add("sweep", "a campaign's job", ["sweep", "--json", "--kernel", "6.12",
                      "--job", "virtio-rng", "--run-dir", t / "sjob"])

@@ -191,7 +191,7 @@ class BisectCampaign(unittest.TestCase):
                 prefix = int(argv[argv.index("--prefix") + 1])
                 self.assertEqual(argv[argv.index("--series") + 1],
                                  "tests/fixtures/bisect/6.1/series")
-                self.assertEqual(argv[argv.index("--bisect-signature") + 1], SIG)
+                self.assertEqual(argv[argv.index("--signature") + 1], SIG)
                 self.assertIn("--duration", argv)
                 run_n = int(st.job.id.split("-")[1])
                 ran.append(st.job.id)

@@ -125,7 +125,7 @@ class JobArguments(Base):
         self.plan()
         self.edit_jobs(lambda jobs: jobs[1]["argv"].extend(["--json-out", str(self.tmp / "x")]))
         with mock.patch.object(campaign, "run_local") as ran:
-            code, out, err = run(["campaign", str(self.dir), "--jobs", "1", "--json"])
+            code, out, err = run(["campaign", str(self.dir), "--parallel", "1", "--json"])
         self.assertEqual(code, errors.EXIT_INPUT, err)
         self.assertIn("--json-out", json.loads(out)["error"]["message"])
         ran.assert_not_called()
@@ -140,7 +140,7 @@ class JobArguments(Base):
         data["extra"] = ["--run-dir", str(self.tmp / "x")]
         f.write_text(json.dumps(data))
         with mock.patch.object(campaign, "run_local") as ran:
-            code, _, err = run(["campaign", str(self.dir), "--jobs", "1"])
+            code, _, err = run(["campaign", str(self.dir), "--parallel", "1"])
         self.assertEqual(code, errors.EXIT_INPUT, err)
         ran.assert_not_called()
 

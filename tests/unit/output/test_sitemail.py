@@ -43,7 +43,7 @@ class Render(unittest.TestCase):
         self.assertIn("KASAN: dma-owned Write in uvc_status_stop", b)
         self.assertIn("arm64      bounced", b)              # the exposure table, on 6.12
         self.assertIn("corrupts on arm, mips, powerpc32", b)
-        self.assertIn("./dmaharness sweep --kernel 6.12 --devices usb-camera", b)
+        self.assertIn("./dmaharness sweep --kernel 6.12 --qemu-devices usb-camera", b)
         self.assertIn("No fix is attached yet.", b)
         self.assertTrue(m.text().startswith("Subject: [BUG] "))
 
