@@ -45,6 +45,10 @@ from typing import Any, Mapping, Optional
 from .. import errors, files, jsonout, paths
 from ..devices import catalogue as catalogue_mod, reach as reach_mod, usbdevices, usbgen
 from ..kernel import fragments, kbuild, kmodules, series
+from .. import pipeline
+from ..boot import settings
+from ..boot.settings import BootSettings, FloodSettings
+from ..devices.camera import Flood
 from ..pipeline import VariantSpec, target
 from ..progress import Progress
 from . import case as case_mod, caserun, sweep, usbsweep
@@ -107,6 +111,7 @@ class Plan:
     config: tuple[str, ...] = ()        # CONFIG_X=m the drivers need beyond the profile's
     run: Mapping[str, Any] = field(default_factory=dict)   # a case's [run] table, as written
     from_case: str = ""                 # the in-tree case whose workload it is
+    probed: dict[str, str] = field(default_factory=dict)   # module -> the try a probe bound
 
     @property
     def reachable(self) -> bool:
@@ -117,7 +122,8 @@ class Plan:
                 "touched": [t.to_json() for t in self.touches], "workload": self.workload,
                 "devices": list(self.devices), "left_out": list(self.left_out),
                 "usb_devices": [d.to_json() for d in self.usb], "config": list(self.config),
-                "workload_from_case": self.from_case or None, "run": dict(self.run)}
+                "workload_from_case": self.from_case or None, "run": dict(self.run),
+                "probed": dict(self.probed)}
 
 
 def split(paths_: tuple[Path, ...], into: Path) -> tuple[Path, ...]:
@@ -313,28 +319,41 @@ def _config(tree: Path, version: str, touches: list[Touch], frags) -> tuple[str,
     to them) that the kernel's fragments do not set already, with what
     they plainly depend on (harness.kernel.fragments.needed) and a cached
     kernel of this version lacks."""
-    have = {o for f in frags for o, v in f.options if v in ("y", "m")} | _reference(version)
+    asked = {o for f in frags for o, v in f.options if v in ("y", "m")}
     want: dict[str, str] = {}
     for t in touches:
         u = t.unit
         for sym in (u.symbol, u.part_symbol):
-            if sym and sym not in have and sym not in want:
+            # the driver's own symbols: unless the fragments ask for them (a
+            # cached kernel that has them may be a check's own, with its config)
+            if sym and sym not in asked and sym not in want:
                 # a tristate with a prompt as a module; anything else (a bool
                 # that adds a file to the module) as y: what does not stick
                 # fails the build and says why
                 want[sym] = "m" if u.settable and sym == u.symbol else "y"
     if not want:
         return ()
-    return tuple(f"{k}={v}" for k, v in fragments.needed(tree, want, have).items())
+    return tuple(f"{k}={v}" for k, v in fragments.needed(tree, want,
+                                                         asked | _reference(version)).items())
 
 
 def _reference(version: str) -> set[str]:
     """The symbols set (y or m) in the newest cached kernel of `version`
-    built with the device profiles' fragment (else of any kernel of it):
-    what the check's kernel will have without being asked."""
+    built with the device profiles' fragment (else of any kernel of it) and
+    no case's kernel.config: what the check's kernel will have without being
+    asked, for the dependencies (fragments.needed) only."""
     metas = sorted(paths.sub("artifacts").glob(f"{version}-*/meta.json"),
                    key=lambda f: f.stat().st_mtime, reverse=True)[:200]
-    usb = [m for m in metas if usbdevices.FRAGMENT.stem in m.read_text(errors="replace")]
+    # not a kernel a case's kernel.config made (a check's own): only what
+    # the profile and the fragments give every kernel
+    names = {}
+    for m in metas:
+        try:
+            names[m] = {str(f[0]) for f in json.loads(m.read_text()).get("fragments") or []}
+        except (OSError, ValueError, TypeError, IndexError):
+            continue
+    metas = [m for m in names if "kernel" not in names[m]]
+    usb = [m for m in metas if usbdevices.FRAGMENT.stem in names[m]]
     for m in (usb or metas)[:1]:
         cfg = m.with_name("config")
         if cfg.is_file():
@@ -419,21 +438,75 @@ def write_case(p: Plan, made: Optional[Mapping[str, str]] = None,
     return folder
 
 
-def made_devices(p: Plan, build: kbuild.BuildResult) -> dict[str, tuple[str, str]]:
-    """Each USB driver without a shipped profile: the file name and text of
-    its device, made from the built kernel's modules.alias (the try a cached
-    sweep bound it with, else its plan's first)."""
+def _driver_plans(p: Plan, build: kbuild.BuildResult) -> dict[str, usbgen.DriverPlan]:
+    """The plan (harness.devices.usbgen) of each driver without a shipped
+    profile, from the built kernel's modules.alias; an error when one has
+    nothing to try."""
     alias = usbgen.find_alias(Path(build.artifacts.modules))
     plans = {_norm(x.module): x for x in usbgen.plan(usbgen.parse_aliases(
         alias.read_text(errors="replace"), str(alias)))}
     out = {}
-    for i, d in enumerate(x for x in p.usb if x.profile is None):
+    for d in p.usb:
+        if d.profile is not None:
+            continue
         dp = plans.get(_norm(d.module))
         if dp is None or dp.match is None or not dp.tries:
             why = dp.reason if dp is not None else f"not in {alias}"
             raise errors.InputError(f"check: {d.module}: no device can be made from its ID "
                                     f"table ({why})", path=str(alias))
-        attempt = d.attempt if d.attempt in dp.tries else dp.tries[0]
+        out[d.module] = dp
+    return out
+
+
+# a probe boot: each try of each driver as its own device, a few seconds
+PROBE_SECONDS = 4.0
+
+
+def probe_tries(plans: dict[str, usbgen.DriverPlan], build: kbuild.BuildResult,
+                folder: Path, boot: BootSettings, progress: Progress) -> dict[str, str]:
+    """The first try of each driver's plan that binds it, found as the USB
+    sweep finds it but in one go: every try a device of its own (8 a
+    boot), on the check's before kernel, for PROBE_SECONDS.  Drivers no
+    try binds are left out (the check then says they were not bound)."""
+    todo = [(m, t) for m, dp in plans.items() for t in dp.tries]
+    found: dict[str, str] = {}
+    for b in range(0, len(todo), 8):
+        batch = [(m, t) for m, t in todo[b:b + 8] if m not in found]
+        if not batch:
+            continue
+        where = folder / f"probe-{b // 8 + 1}"
+        files_ = []
+        for i, (m, t) in enumerate(batch):
+            f = where / "profiles" / f"{_norm(m)}-{t.replace(':', '-')}.profile"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            jsonout.write_text(f, usbgen.device_text(plans[m], t, usbdevices.PROFILES_DIR,
+                                                     open_pid=0x1000 + i))
+            files_.append(str(f))
+        mods = tuple(dict.fromkeys(x for m, _ in batch for x in (
+            (m, "usbhid") if plans[m].match.bus == "hid" else (m,))))
+        progress.note(f"[check] probe boot {b // 8 + 1}: {len(batch)} tries of "
+                      f"{', '.join(dict.fromkeys(m for m, _ in batch))}")
+        fr = pipeline.flood_once(pipeline.FloodJob(
+            build, where, boot, FloodSettings(flood=Flood(rate="200"), duration=PROBE_SECONDS,
+                                              devices=tuple(files_), bulk_in="random"),
+            "check", modules=mods), progress)
+        devs = fr.payload.get("devices") or []
+        for i, (m, t) in enumerate(batch):
+            if m not in found and i < len(devs) and _norm(m) in usbsweep.drivers_of(devs[i]):
+                found[m] = t
+    return found
+
+
+def made_devices(p: Plan, plans: dict[str, usbgen.DriverPlan], tries: Mapping[str, str]
+                 ) -> dict[str, tuple[str, str]]:
+    """Each driver without a shipped profile: the file name and text of its
+    device, with the try that binds it (`tries`: a cached sweep's or a
+    probe's), else its plan's first."""
+    out = {}
+    for i, d in enumerate(x for x in p.usb if x.profile is None):
+        dp = plans[d.module]
+        attempt = next((a for a in (tries.get(d.module), d.attempt) if a in dp.tries),
+                       dp.tries[0])
         name = f"{_norm(d.module)}-{attempt.replace(':', '-')}.profile"
         out[d.module] = (name, usbgen.device_text(dp, attempt, usbdevices.PROFILES_DIR,
                                                   open_pid=0x1000 + i))
@@ -451,7 +524,14 @@ def run(req: CheckRequest, p: Plan, progress: Progress) -> caserun.CaseResult:
         t = caserun.case_target(creq, progress, usb=True)
         b = kbuild.build(t.variant(()), jobs=req.variant.jobs, progress=progress,
                          force=req.variant.force)
-        made = made_devices(p, b)
+        plans = _driver_plans(p, b)
+        # a driver no cached sweep bound: a probe boot finds the try that binds it
+        unknown = {m: dp for m, dp in plans.items()
+                   if not any(d.module == m and d.attempt in dp.tries for d in p.usb)}
+        tries = probe_tries(unknown, b, pipeline.new_run_dir(f"check-probe-{p.version}"),
+                            settings.resolve(req.flags)[0], progress) if unknown else {}
+        p.probed.update(tries)
+        made = made_devices(p, plans, tries)
     folder = write_case(p, {m: n for m, (n, _) in made.items()} if p.usb else None,
                         dict(made.values()))
     return caserun.run_case(caserun.CaseRequest(folder, req.variant, req.flags, runs=req.runs,

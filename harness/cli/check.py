@@ -34,6 +34,7 @@ def cmd_check(a) -> int:
         emit(a, payload, text)
         return errors.EXIT_OK
     res = patchcheck.run(req, p, prog)
+    payload["probed"] = dict(p.probed)          # the tries a probe boot found
     missed = patchcheck.unbound(p, res.folder)
     if p.usb and len(missed) == len(p.usb):
         # the driver never ran: whatever the diff says, it says nothing of the patch
