@@ -178,6 +178,31 @@ class Check(unittest.TestCase):
         self.assertEqual((p.from_case, p.run), ("", {}))
         self.assertNotIn("[run]", patchcheck.case_text(p))
 
+    def test_a_probe_boot_finds_the_try_that_binds_each_driver(self):
+        """Every try a device of its own, 8 a boot: the first try whose
+        device has the driver is the one the check uses."""
+        from harness.devices import usbgen
+        plans = {p.module: p for p in usbgen.plan(usbgen.parse_aliases(
+            "alias usb:v0781p0005d0005dc*dsc*dp*ic*isc*ip*in* ums_usbat\n"
+            "alias usb:v1234p5678d*dc*dsc*dp*ic*isc*ip*in* other\n"))}
+        self.assertGreater(len(plans["ums_usbat"].tries) + len(plans["other"].tries), 8)
+        boots = []
+
+        def flood(job, progress):
+            boots.append(job)
+            names = [Path(f).name for f in job.flood.devices]
+            devs = [{"interfaces": {"0": "ums-usbat" if n == "ums_usbat-vendor.profile"
+                                    else "none"}} for n in names]
+            return SimpleNamespace(payload={"devices": devs})
+        with mock.patch.object(patchcheck.pipeline, "flood_once", side_effect=flood):
+            found = patchcheck.probe_tries(plans, SimpleNamespace(), self.tmp / "probe",
+                                           patchcheck.BootSettings(), Progress(quiet=True))
+        self.assertEqual(found, {"ums_usbat": "vendor"})        # "other" binds with none
+        # 8 devices a boot; the second boot would hold only ums_usbat's
+        # other tries, and it is bound already: not booted
+        self.assertEqual([len(b.flood.devices) for b in boots], [8])
+        self.assertIn("ums_usbat", boots[0].modules)
+
     def test_a_series_in_an_mbox_is_one_after_per_patch(self):
         box = self.patch("series.mbox", mail("scsi: one", "drivers/scsi/virtio_scsi.c", "a" * 40)
                          + mail("scsi: two", "drivers/scsi/virtio_scsi.c", "b" * 40))
