@@ -507,15 +507,15 @@ def check_combinations(f: FloodSettings) -> None:
     """The settings that do not go together (InputError): flood_once's first
     step, and check_before_build's."""
     if f.capture and not f.devices:
-        raise errors.InputError("--capture reads back the --device profiles: give --device")
+        raise errors.InputError("--capture reads back the --usb-device profiles: give --usb-device")
     if f.exercise and not (f.devices or f.usb_host):
-        raise errors.InputError("--exercise uses the --device (or --usb-host) devices: give one "
+        raise errors.InputError("--exercise uses the --usb-device (or --usb-host) devices: give one "
                                 "(the cameras are the agent's to drive)")
     if f.modules and not (f.devices or f.usb_host):
-        raise errors.InputError("--modules loads the drivers of --device profiles: give "
-                                "--device (the cameras' driver is uvcvideo)")
+        raise errors.InputError("--modules loads the drivers of --usb-device profiles: give "
+                                "--usb-device (the cameras' driver is uvcvideo)")
     if f.fail_nth and (f.devices or f.usb_host):
-        raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --device "
+        raise errors.InputError("--fail-nth drives uvcvideo's camera: not with --usb-device "
                                 "or --usb-host")
     if f.fail_nth and f.hotplug:
         raise errors.InputError("--fail-nth and --hotplug both take the camera away from "

@@ -278,7 +278,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("phys_hz", "flood", _non_negative, "agent EVIOCGPHYS reads per second"),
     Setting("cameras", "flood", _positive(int, MAX_USB_DEVICES),
             f"fake cameras, one usb-redir each (at most {MAX_USB_DEVICES}, the guest agent's "
-            "limit, with --device and --usb-host devices counted in)"),
+            "limit, with --usb-device and --usb-host devices counted in)"),
     Setting("hotplug", "flood", _seconds, "unplug and replug each camera every S seconds "
             "(0: never)"),
     Setting("seed", "flood", _seed, "seed of the random/malformed patterns (0 to 2^32-1; "
@@ -297,21 +297,21 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "drivers create open for --duration, and usbmon counts each interrupt IN "
             "endpoint's completions"),
     Setting("bulk_in", "flood", _bulk_in,
-            "with --device: what each device answers to the guest's bulk IN reads: hold (a "
+            "with --usb-device: what each device answers to the guest's bulk IN reads: hold (a "
             "quiet device: reads stay in flight), random or zero (one packet each, paced by "
             "the flood's rate; sweep --usb-drivers floods with random)"),
     Setting("modules", "flood", _modules,
-            "with --device: more kernel modules the guest loads before the devices attach "
+            "with --usb-device: more kernel modules the guest loads before the devices attach "
             "(comma-separated), for a driver the profile's interface classes do not name: a "
             "device made from a driver's own ID table (usb-drivers, check) needs its driver"),
     Setting("exercise", "flood", _flag,
-            "with --device: use each device as its class's users do for the run, beside the "
+            "with --usb-device: use each device as its class's users do for the run, beside the "
             "flood: ttys written with termios changes, network links addressed, pinged and "
             "switched to promiscuous and multicast, input LEDs set, hidraw, MIDI, lirc and "
             "other nodes read and written, disks read (harness/devices/usbwork.py); the "
             "result counts each node's rounds"),
     Setting("capture", "flood", _flag,
-            "with --device: first read each device back in the guest with dmaharness-capture "
+            "with --usb-device: first read each device back in the guest with dmaharness-capture "
             "(static, on usbfs, --detach) and compare the capture with its profile "
             "(fake-uvc --compare-capture: what a capture can give back); a difference fails "
             "the run"),
@@ -321,7 +321,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "for the run (the host's drivers let go of it meanwhile); you need read-write "
             "access to its /dev/bus/usb node (a udev rule), not root. The guest loads the "
             "drivers its interface classes name and counts its interrupt IN endpoints, as "
-            "for --device", in_case=False),
+            "for --usb-device", in_case=False),
 )}
 
 CASE_KEYS = tuple(n for n, s in SETTINGS.items() if s.in_case)

@@ -48,7 +48,7 @@ apply to such a case and are refused in its ``[run]``.
 ``kernel.config`` asks the case's kernel for options its profile does not
 set (a driver the case's devices need): a fragment made of them goes after
 the profile's (and after the device profiles' fragment, which a case with
-``run.devices`` gets as `run --device` does); an option that does not stick
+``run.devices`` gets as `run --usb-device` does); an option that does not stick
 fails the build and says why, as any fragment's would.
 
 ``expect.sites`` names sweep sites (the keys of ``dmaharness sweep``'s

@@ -132,7 +132,7 @@ def case_target(req: "CaseRequest", progress: Progress, usb: bool | None = None)
 
 def case_kernel(case, t: Target, usb: bool) -> Target:
     """The case's kernel: with USB device profiles, the drivers of their
-    classes and usbmon (as `run --device` builds), then the case's own
+    classes and usbmon (as `run --usb-device` builds), then the case's own
     kernel.config (harness.checks.case), which must stick."""
     frags = t.frags
     if usb:

@@ -64,7 +64,7 @@ def plan_check(a, extra: list[str]) -> int:
     each brings in or takes out."""
     if a.series or a.signature or a.devices or a.usb_drivers:
         raise errors.HarnessError("plan check takes PATCH... (and --catalogue), not --series, "
-                                  "--signature, --devices or --usb-drivers")
+                                  "--signature, --qemu-devices or --usb-drivers")
     if not a.case:
         raise errors.HarnessError("plan check needs PATCH... (a patch file, several, or an "
                                   "mbox of a series)")
@@ -98,7 +98,7 @@ def plan_check(a, extra: list[str]) -> int:
          text + f"\ncampaign {c.folder}: {len(c.jobs)} jobs (before, then the tree after each "
          f"of {len(names)} patch(es), x {runs} runs)\n"
          f"  jobs     {c.folder / campaign.JOBS_FILE}\n"
-         f"  run      dmaharness campaign {c.folder} --jobs N | --ssh HOSTS | --slurm\n"
+         f"  run      dmaharness campaign {c.folder} --parallel N | --ssh HOSTS | --slurm\n"
          f"  merge    dmaharness collect {c.folder}")
     return errors.EXIT_OK
 

@@ -107,7 +107,7 @@ def check_count(cameras: int, profiles: int, hosts: int) -> None:
         raise InputError(f"--cameras {cameras}: between 1 and {MAX_USB_DEVICES} (the guest "
                          "agent's limit)")
     if cameras + profiles + hosts > MAX_USB_DEVICES:
-        raise InputError(f"{cameras} camera(s), {profiles} --device and {hosts} --usb-host: "
+        raise InputError(f"{cameras} camera(s), {profiles} --usb-device and {hosts} --usb-host: "
                          f"at most {MAX_USB_DEVICES} USB devices in all")
 
 

@@ -93,7 +93,7 @@ class Catalogue:
             elif n in known:
                 wanted.append(n)
             else:
-                raise InputError(f"--devices: no device {n!r} in {self.path} (known: "
+                raise InputError(f"--qemu-devices: no device {n!r} in {self.path} (known: "
                                  f"{', '.join(sorted(known))}; or a class: {', '.join(CLASSES)})")
         return [d for d in self.devices if d.name in set(wanted)]
 

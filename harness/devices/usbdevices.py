@@ -1,4 +1,4 @@
-"""USB device profiles attached to a run: `dmaharness run --device NAME|FILE`.
+"""USB device profiles attached to a run: `dmaharness run --usb-device NAME|FILE`.
 
 A profile (fake-device/profiles/FORMAT.md) is served by one fake-uvc
 --profile per device over usb-redir.  The guest's workload (a busybox
@@ -104,9 +104,9 @@ def resolve(spec: str) -> Path:
         return PROFILES_DIR / f"{spec}.profile"
     p = Path(spec)
     if os.path.exists(p):
-        return files.resolve(files.check_file(p, f"--device {spec}: profile"), "--device")
+        return files.resolve(files.check_file(p, f"--usb-device {spec}: profile"), "--usb-device")
     shipped = sorted(x.stem for x in PROFILES_DIR.glob("*.profile"))
-    raise InputError(f"--device {spec}: neither a shipped profile ({', '.join(shipped)}) "
+    raise InputError(f"--usb-device {spec}: neither a shipped profile ({', '.join(shipped)}) "
                      "nor a profile file")
 
 
@@ -118,8 +118,8 @@ def load(spec: str, fake_uvc: Path) -> Profile:
                        text=True, timeout=60)
     if r.returncode != 0:
         msg = r.stderr.strip().removeprefix("fake-uvc: ") or f"exit {r.returncode}"
-        raise InputError(f"--device {spec}: {msg}", path=str(path))
-    text = files.read_text(path, f"--device {spec}", strict=False)
+        raise InputError(f"--usb-device {spec}: {msg}", path=str(path))
+    text = files.read_text(path, f"--usb-device {spec}", strict=False)
     name = next((ln.split()[1] for ln in text.splitlines()
                  if ln.startswith("name ") and len(ln.split()) > 1), path.stem)
     desc = next((_unquote(ln[len("description "):].strip()) for ln in text.splitlines()

@@ -25,7 +25,7 @@ class Modules(unittest.TestCase):
     def test_only_with_device_profiles(self):
         with self.assertRaises(errors.InputError) as cm:
             pipeline.check_combinations(FloodSettings(modules=("usbtmc",)))
-        self.assertIn("--device", cm.exception.message)
+        self.assertIn("--usb-device", cm.exception.message)
         pipeline.check_combinations(FloodSettings(modules=("usbtmc",), devices=("x.profile",)))
         self.assertEqual(settings.flood_json(FloodSettings(modules=("a",)))["modules"], ["a"])
 

@@ -80,7 +80,7 @@ class BeforeTheBuild(unittest.TestCase):
                     mock.patch.object(kbuild, "pristine_tree", side_effect=AssertionError("built")):
                 code, out, err = run(argv + ["--json"])
             self.assertEqual(code, errors.EXIT_INPUT, err)
-            self.assertIn("--device", json.loads(out)["error"]["message"])
+            self.assertIn("--usb-device", json.loads(out)["error"]["message"])
 
 
 class Internal(unittest.TestCase):

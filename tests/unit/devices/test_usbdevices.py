@@ -39,7 +39,7 @@ class Load(unittest.TestCase):
             with self.assertRaises(InputError) as cm:
                 usbdevices.load(str(f), fake_uvc())
             self.assertIn(f"bad.profile:{line}:", cm.exception.message)
-            self.assertIn("--device", cm.exception.message)
+            self.assertIn("--usb-device", cm.exception.message)
 
     def test_unknown_name_lists_the_shipped_ones(self):
         with self.assertRaises(InputError) as cm:
