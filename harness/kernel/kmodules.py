@@ -192,6 +192,40 @@ def _header(tree: Path, rel: str) -> list[Unit]:
             for r, o in (mine or objs)]
 
 
+# a public header included by more sources than this is shared code (a
+# class, a subsystem), not a driver's: left to the shared-code rules
+MAX_INCLUDERS = 12
+
+
+def _public_header(tree: Path, rel: str) -> list[Unit]:
+    """A header under include/ (include/linux/mfd/viperboard.h): the
+    modules of the driver sources that include it by that path
+    (<linux/mfd/viperboard.h>), when at most MAX_INCLUDERS do."""
+    name = rel.removeprefix("include/")
+    if name == rel or name.startswith("uapi/"):
+        return []
+    pat = re.compile(rb"^\s*#\s*include\s+[<\"]" + re.escape(name.encode()) + rb"[>\"]", re.M)
+    hits = []
+    for top in DRIVER_TOPS:
+        for p in sorted((tree / top).rglob("*.c")) if (tree / top).is_dir() else []:
+            try:
+                data = p.read_bytes()
+            except OSError:
+                continue
+            if name.encode() in data and pat.search(data):
+                hits.append(str(p.relative_to(tree)))
+                if len(hits) > MAX_INCLUDERS:
+                    return [Unit(rel, None, None, None, False,
+                                 f"a header more than {MAX_INCLUDERS} driver sources include "
+                                 "(shared code: its users are not looked for one by one)")]
+    out = []
+    for src in hits:
+        for u in _in_folder(tree, src):
+            out.append(Unit(rel, u.module, u.symbol, u.part_symbol, u.settable,
+                            f"a header {src} includes; {u.how}", u.folder, u.sources))
+    return out
+
+
 def units(tree: Path, files: list[str]) -> list[Unit]:
     """One Unit per (file, object it builds into); a file nothing builds gets
     a Unit with no module, saying why."""
@@ -200,7 +234,8 @@ def units(tree: Path, files: list[str]) -> list[Unit]:
         if rel.endswith((".c", ".S")):
             found = _in_folder(tree, rel)
         elif rel.endswith(".h"):
-            found = _header(tree, rel)
+            found = _public_header(tree, rel) if rel.startswith("include/") \
+                else _header(tree, rel)
         else:
             found = []
         out += found or [Unit(rel, None, None, None, False,

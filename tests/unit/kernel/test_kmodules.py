@@ -67,6 +67,19 @@ class Synthetic(unittest.TestCase):
         self.assertEqual([u.module for u in us], ["wlib"])
         self.assertIn("include", us[0].how)
 
+    def test_a_public_header_belongs_to_the_drivers_that_include_it(self):
+        (self.tree / "include/linux/mfd").mkdir(parents=True)
+        (self.tree / "include/linux/mfd/widget.h").write_text("struct w;\n")
+        (self.tree / "drivers/widget/io.c").write_text("#include <linux/mfd/widget.h>\n")
+        us = kmodules.units(self.tree, ["include/linux/mfd/widget.h"])
+        self.assertEqual([(u.module, u.symbol) for u in us], [("widget", "CONFIG_WIDGET")])
+        self.assertIn("drivers/widget/io.c includes", us[0].how)
+        for n in range(kmodules.MAX_INCLUDERS + 1):
+            (self.tree / f"drivers/widget/x{n}.c").write_text("#include <linux/mfd/widget.h>\n")
+        (u,) = kmodules.units(self.tree, ["include/linux/mfd/widget.h"])
+        self.assertIsNone(u.module)
+        self.assertIn("shared code", u.how)
+
     def test_what_no_makefile_builds_is_said_so(self):
         for rel in ("Documentation/widget.rst", "drivers/widget/orphan.c"):
             u = self.unit(rel)
