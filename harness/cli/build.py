@@ -196,7 +196,7 @@ def add_parsers(sub) -> None:
                             "dmaharness boot --workload shell-cmd --cmd 'cat /proc/iomem' "
                             "--console",
                             "# the guest instructions each kernel function costs",
-                            "dmaharness boot --kernel 6.1 --insn-profile --modules uvcvideo"),
+                            "dmaharness boot --kernel 6.1 --insn-count --modules uvcvideo"),
                   codes=(errors.EXIT_INPUT, errors.EXIT_BUILD, errors.EXIT_GUEST),
                   run_settings=True)
     g = boot_group(bt, timeout_help=TIMEOUT_WHOLE_BOOT, timeout=300, smp=2,

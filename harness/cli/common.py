@@ -98,7 +98,7 @@ def out_file(text: str) -> Path:
 
 # options renamed in #44 whose old spelling the run settings' own help texts
 # (harness/boot/settings.py) may still name: --help shows the new one
-_RENAMED = {"--device": "--usb-device"}
+_RENAMED = {"--device": "--usb-device", "--insn-profile": "--insn-count"}
 _OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)(?![\w-])")
 
 
@@ -108,17 +108,21 @@ def _spelled(text: str) -> str:
 
 
 def _setting(g, name: str, *, default_shown: Any = None, help_: str | None = None,
-             flag: str | None = None, **kw) -> None:
-    """A run setting as a flag whose absence means "not given" (None)."""
+             flag: str | None = None, old: Sequence[str] = (), **kw) -> None:
+    """A run setting as a flag whose absence means "not given" (None): its
+    option string is ``flag`` (default: the setting's name), ``old`` its old
+    spellings kept as aliases (#44); the value goes to the setting's name."""
     s = settings.SETTINGS[name]
     shown = settings.default(name) if default_shown is None else default_shown
     text = _spelled(help_ or s.help)
+    strings = (flag or "--" + name.replace("_", "-"), *old)
+    note = helptext.old_spelling(*old) if old else ""
     if isinstance(shown, bool):
-        g.add_argument(flag or "--" + name.replace("_", "-"), action="store_true", default=None,
-                       help=text, **kw)
+        g.add_argument(*strings, dest=name, action="store_true", default=None,
+                       help=text + note, **kw)
         return
-    g.add_argument(flag or "--" + name.replace("_", "-"), type=_typed(name), default=None,
-                   help=f"{text} ({shown})", **kw)
+    g.add_argument(*strings, dest=name, type=_typed(name), default=None,
+                   help=f"{text} ({shown}){note}", **kw)
 
 def kernel_version(text: str) -> str:
     """--kernel: MAJOR.MINOR; whether it has a series is checked when the kernel is chosen."""
@@ -193,9 +197,11 @@ def boot_group(p, *, timeout_help: str, timeout: float | None = None, smp: int |
              "'-icount shift=0,sleep=off' to make the guest clock count instructions)",
              metavar="OPTS")
     if profile:
-        _setting(g, "insn_profile", help_="count the guest instructions of every kernel "
-                 "function (a QEMU TCG plugin, bench/insnprof; implies --accel tcg): "
-                 "<run-dir>/insnprof.json, and the top functions in the result")
+        # "profile" is the debug profile (--profile); this one counts instructions
+        _setting(g, "insn_profile", flag="--insn-count", old=("--insn-profile",),
+                 help_="count the guest instructions of every kernel function (a QEMU TCG "
+                 "plugin, bench/insnprof; implies --accel tcg): <run-dir>/insnprof.json, "
+                 "and the top functions in the result")
     _setting(g, "console")
     if run_dir:
         g.add_argument("--run-dir", type=folder,

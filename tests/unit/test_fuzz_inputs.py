@@ -234,7 +234,7 @@ class Grammar:
         "out": ["--json-out"],
     }
     FLAGS = ["--json", "--js", "--jso", "-q", "--force", "--no-detector", "--no-base-series",
-             "--insn-profile", "--console", "--capture", "--fresh", "--list", "--dry-run",
+             "--insn-profile", "--insn-count", "--console", "--capture", "--fresh", "--list", "--dry-run",
              "--no-wait", "--pin", "--no-prepare"]
 
     def argv(self) -> list[str]:

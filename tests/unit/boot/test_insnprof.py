@@ -130,8 +130,9 @@ class Profile(unittest.TestCase):
 
 class Cli(unittest.TestCase):
     def test_option_parsed_and_refused_with_kvm(self):
-        a = cli.parser().parse_args(["boot", "--kernel", "6.1", "--insn-profile", "--accel", "kvm"])
-        self.assertTrue(a.insn_profile)
+        a = cli.parser().parse_args(["boot", "--kernel", "6.1", "--insn-count", "--accel", "kvm"])
+        self.assertTrue(a.insn_profile)             # the run setting keeps its name
+        self.assertEqual(common.flags(a)["insn_profile"], True)
         self.assertFalse(settings.resolve(common.flags(
             cli.parser().parse_args(["run", "--kernel", "6.1"])))[0].insn_profile)
         b = settings.resolve(common.flags(a))[0]

@@ -42,6 +42,8 @@ ALIASES: list[tuple[str, list[str], list[str], list[str]]] = [
     # the signature a bisection looks for is --signature on every command
     ("run", [], ["--bisect-signature", "KASAN: dma-owned"],
      ["--signature", "KASAN: dma-owned"]),
+    # "profile" is the debug profile; counting guest instructions is --insn-count
+    *[(c, [], ["--insn-profile"], ["--insn-count"]) for c in ("boot", "run")],
 ]
 
 # what a command requires whatever the option under test
