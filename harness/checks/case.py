@@ -24,6 +24,7 @@ is required; any other key is an error)::
     catalogue = ["virtio-scsi"]          # sweep catalogue entries, with their workloads
     [kernel]                             # optional: options beyond the profile's
     config = ["CONFIG_USB_SERIAL_FTDI_SIO=m"]   # CONFIG_NAME=y|m|n, each must stick
+    depends = ["CONFIG_USB_SERIAL=m"]    # optional: asked first, best effort
     [expect]
     fixed = ["^DMA-API: .* in uvc_status_start$"]
     new_allowed = []                     # optional
@@ -82,7 +83,7 @@ ROLES = ("before", "after")
 
 _TOP_KEYS = {"name": True, "description": False, "seed": False, "run": False,
              "devices": False, "kernel": False, "variants": True, "expect": True}
-_KERNEL_KEYS = {"config": True}
+_KERNEL_KEYS = {"config": True, "depends": False}
 CONFIG_OPTION = re.compile(r"CONFIG_[A-Z0-9_]{1,100}=[ymn]")
 MAX_CONFIG = 64
 _DEVICES_KEYS = {"catalogue": True}
@@ -115,6 +116,7 @@ class Case:
     expect: Expect
     catalogue: tuple[str, ...] = ()   # [devices] catalogue: sweep catalogue entries
     config: tuple[str, ...] = ()      # [kernel] config: CONFIG_X=y|m|n beyond the profile
+    depends: tuple[str, ...] = ()     # [kernel] depends: asked, best effort (what config needs)
 
     @property
     def folder(self) -> Path:
@@ -287,26 +289,34 @@ def _devices(path: Path, table: Any, run: dict[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _kernel(path: Path, table: Any) -> tuple[str, ...]:
+def _kernel(path: Path, table: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """[kernel] config and depends (each CONFIG_NAME=y|m|n, no name twice)."""
     if table is None:
-        return ()
+        return (), ()
     _check_keys(path, "kernel", table, _KERNEL_KEYS)
-    opts = _strings(path, "kernel.config", table["config"])
-    if len(opts) > MAX_CONFIG:
-        raise _err(path, "kernel.config", f"{len(opts)} options; at most {MAX_CONFIG}")
-    for i, o in enumerate(opts):
-        if not CONFIG_OPTION.fullmatch(o):
-            raise _err(path, f"kernel.config[{i}]", f"{o[:120]!r} is not CONFIG_NAME=y|m|n")
-    names = [o.split("=")[0] for o in opts]
+    out = []
+    for key in ("config", "depends"):
+        opts = _strings(path, f"kernel.{key}", table.get(key, []))
+        if len(opts) > MAX_CONFIG:
+            raise _err(path, f"kernel.{key}", f"{len(opts)} options; at most {MAX_CONFIG}")
+        for i, o in enumerate(opts):
+            if not CONFIG_OPTION.fullmatch(o):
+                raise _err(path, f"kernel.{key}[{i}]", f"{o[:120]!r} is not CONFIG_NAME=y|m|n")
+        out.append(tuple(opts))
+    names = [o.split("=")[0] for o in out[0] + out[1]]
     if len(set(names)) != len(names):
-        raise _err(path, "kernel.config", "names an option twice")
-    return tuple(opts)
+        raise _err(path, "kernel", "names an option twice")
+    return out[0], out[1]
 
 
-def config_fragment_text(case: Case) -> str:
-    """The fragment of a case's kernel.config (a `# CONFIG_X is not set` for n)."""
-    lines = [f"# kernel.config of case {case.name} ({case.path})"]
-    lines += [f"# {o[:-2]} is not set" if o.endswith("=n") else o for o in case.config]
+def config_fragment_text(case: Case, depends: bool = False) -> str:
+    """The fragment of a case's kernel.config (a `# CONFIG_X is not set` for
+    n), or of its kernel.depends: best effort (harness.kernel.fragments: asked,
+    not required to stick; a dependency asked as m may end up y)."""
+    opts = case.depends if depends else case.config
+    lines = ([f"# best-effort: kernel.depends of case {case.name} ({case.path})"] if depends
+             else [f"# kernel.config of case {case.name} ({case.path})"])
+    lines += [f"# {o[:-2]} is not set" if o.endswith("=n") else o for o in opts]
     return "\n".join(lines) + "\n"
 
 
@@ -331,7 +341,8 @@ def load_case(path: Path | str) -> Case:
     description = _string(path, "description", data.get("description", ""), empty_ok=True)
     seed = _string(path, "seed", data.get("seed", ""), empty_ok=True)
     run = _run(path, data.get("run"))
+    kernel = _kernel(path, data.get("kernel"))
     return Case(name=name, description=description, seed=seed, path=path, run=run,
                 variants=_variants(path, data["variants"]), expect=_expect(path, data["expect"]),
                 catalogue=_devices(path, data.get("devices"), run),
-                config=_kernel(path, data.get("kernel")))
+                config=kernel[0], depends=kernel[1])

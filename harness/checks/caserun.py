@@ -133,10 +133,15 @@ def case_target(req: "CaseRequest", progress: Progress, usb: bool | None = None)
 def case_kernel(case, t: Target, usb: bool) -> Target:
     """The case's kernel: with USB device profiles, the drivers of their
     classes and usbmon (as `run --usb-device` builds), then the case's own
-    kernel.config (harness.checks.case), which must stick."""
+    kernel.depends (best effort) and kernel.config (harness.checks.case), which
+    must stick."""
     frags = t.frags
     if usb:
         frags += (fragments.parse_fragment(usbdevices.FRAGMENT),)
+    if case.depends:
+        gen = sweep.generated_fragment("cases", "kernel-depends.config",
+                                       case_mod.config_fragment_text(case, depends=True))
+        frags += (fragments.parse_fragment(gen),)
     if case.config:
         gen = sweep.generated_fragment("cases", "kernel.config",
                                        case_mod.config_fragment_text(case))

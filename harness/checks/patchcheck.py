@@ -109,6 +109,7 @@ class Plan:
     left_out: tuple[str, ...]       # objects the workload does not reach, with why
     usb: tuple[UsbDevice, ...] = ()     # for "usb": a device a driver
     config: tuple[str, ...] = ()        # CONFIG_X=m the drivers need beyond the profile's
+    depends: tuple[str, ...] = ()       # what those plainly depend on, asked best effort
     run: Mapping[str, Any] = field(default_factory=dict)   # a case's [run] table, as written
     from_case: str = ""                 # the in-tree case whose workload it is
     probed: dict[str, str] = field(default_factory=dict)   # module -> the try a probe bound
@@ -122,6 +123,7 @@ class Plan:
                 "touched": [t.to_json() for t in self.touches], "workload": self.workload,
                 "devices": list(self.devices), "left_out": list(self.left_out),
                 "usb_devices": [d.to_json() for d in self.usb], "config": list(self.config),
+                "config_depends": list(self.depends),
                 "workload_from_case": self.from_case or None, "run": dict(self.run),
                 "probed": dict(self.probed)}
 
@@ -245,12 +247,13 @@ def plan(req: CheckRequest, progress: Progress) -> Plan:
             devices = case.catalogue or devices
     usb: tuple[UsbDevice, ...] = ()
     config: tuple[str, ...] = ()
+    depends: tuple[str, ...] = ()
     if workload == "usb":
         usb = tuple(usb_device(x, t.version) for x in _usb_touches(touches))
-        config = _config(tree, t.version, _usb_touches(touches), t.frags
-                         + (fragments.parse_fragment(usbdevices.FRAGMENT),))
-    return Plan(t.version, pats, tuple(touches), workload, devices, left, usb, config, run,
-                from_case)
+        config, depends = _config(tree, t.version, _usb_touches(touches), t.frags
+                                  + (fragments.parse_fragment(usbdevices.FRAGMENT),))
+    return Plan(t.version, pats, tuple(touches), workload, devices, left, usb, config,
+                depends if workload == "usb" else (), run, from_case)
 
 
 # [run] settings a case's own folder gives meaning to: not carried over
@@ -314,7 +317,8 @@ def sweep_try(version: str, module: str) -> tuple[Optional[str], str]:
     return None, ""
 
 
-def _config(tree: Path, version: str, touches: list[Touch], frags) -> tuple[str, ...]:
+def _config(tree: Path, version: str, touches: list[Touch], frags
+            ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The drivers' own symbols (and the symbols that add the touched files
     to them) that the kernel's fragments do not set already, with what
     they plainly depend on (harness.kernel.fragments.needed) and a cached
@@ -332,9 +336,12 @@ def _config(tree: Path, version: str, touches: list[Touch], frags) -> tuple[str,
                 # fails the build and says why
                 want[sym] = "m" if u.settable and sym == u.symbol else "y"
     if not want:
-        return ()
-    return tuple(f"{k}={v}" for k, v in fragments.needed(tree, want,
-                                                         asked | _reference(version)).items())
+        return (), ()
+    need = fragments.needed(tree, want, asked | _reference(version))
+    # the drivers' own symbols must stick; their dependencies are asked best
+    # effort (a tristate asked as m may end up y: DVB_CORE under smsusb)
+    return (tuple(f"{k}={v}" for k, v in want.items()),
+            tuple(f"{k}={v}" for k, v in need.items() if k not in want))
 
 
 def _reference(version: str) -> set[str]:
@@ -407,7 +414,9 @@ def case_text(p: Plan, made: Optional[Mapping[str, str]] = None) -> str:
             lines += [f"modules = {_toml_list(mods)}"] if mods else []
             lines += [""]
         if p.config:
-            lines += ["[kernel]", f"config = {_toml_list(p.config)}", ""]
+            lines += ["[kernel]", f"config = {_toml_list(p.config)}"]
+            lines += [f"depends = {_toml_list(p.depends)}"] if p.depends else []
+            lines += [""]
     lines += ["[[variants]]", 'name = "before"', 'role = "before"', "patches = []", ""]
     for k in range(1, len(p.patches) + 1):
         names = ", ".join(f'"{x.name}"' for x in p.patches[:k])
@@ -580,6 +589,9 @@ def format_plan(p: Plan) -> str:
     if p.config:
         out.append(f"  config   {' '.join(p.config)} (beyond the profile and the device "
                    "profiles' fragment)")
+    if p.depends:
+        out.append(f"  depends  {' '.join(p.depends)} (what they plainly depend on, asked "
+                   "best effort)")
     for why in p.left_out:
         out.append(f"  not run  {why}")
     return "\n".join(out)

@@ -127,8 +127,16 @@ class CaseTest(unittest.TestCase):
         self.assertIn("# CONFIG_FOO is not set", text)
         for bad in ('"CONFIG_X=maybe"', '"usb_acm=m"', '"CONFIG_X=m\\nCONFIG_Y=y"',
                     '"CONFIG_X=m", "CONFIG_X=y"', '"$(shell id)"'):
-            self.assertIn("kernel.config", self.error(GOOD + f"[kernel]\nconfig = [{bad}]\n"))
+            self.assertIn("kernel", self.error(GOOD + f"[kernel]\nconfig = [{bad}]\n"))
         self.assertIn("kernel.cfg", self.error(GOOD + '[kernel]\ncfg = []\nconfig = []\n'))
+        self.assertIn("twice", self.error(GOOD + '[kernel]\nconfig = ["CONFIG_A=m"]\n'
+                                          'depends = ["CONFIG_A=y"]\n'))
+        case = load_case(self.write(GOOD + '[kernel]\nconfig = ["CONFIG_A=m"]\n'
+                                    'depends = ["CONFIG_B=m"]\n'))
+        self.assertEqual((case.config, case.depends), (("CONFIG_A=m",), ("CONFIG_B=m",)))
+        dep = config_fragment_text(case, depends=True)
+        self.assertTrue(dep.startswith("# best-effort"))
+        self.assertIn("\nCONFIG_B=m\n", dep)
 
     def test_the_kernel_of_a_case_with_devices_and_config(self):
         """A case with device profiles builds what `run --device` builds (the
@@ -143,12 +151,15 @@ class CaseTest(unittest.TestCase):
             t = pipeline.target(pipeline.VariantSpec(kernel="7.3"))
             plain = load_case(self.write(GOOD))
             self.assertEqual(caserun.case_kernel(plain, t, usb=False).frags, t.frags)
-            case = load_case(self.write(GOOD + '[kernel]\nconfig = ["CONFIG_USB_TMC=m"]\n'))
+            case = load_case(self.write(GOOD + '[kernel]\nconfig = ["CONFIG_USB_TMC=m"]\n'
+                                        'depends = ["CONFIG_USB_SERIAL=m"]\n'))
             got = caserun.case_kernel(case, t, usb=True).frags
         self.assertEqual(got[:len(t.frags)], t.frags)
         self.assertEqual(got[len(t.frags)].path, usbdevices.FRAGMENT)
+        self.assertEqual(dict(got[-2].options), {"CONFIG_USB_SERIAL": "m"})
+        self.assertTrue(got[-2].best_effort)            # a dependency: asked
         self.assertEqual(dict(got[-1].options), {"CONFIG_USB_TMC": "m"})
-        self.assertFalse(got[-1].best_effort)           # it must stick
+        self.assertFalse(got[-1].best_effort)           # the driver: it must stick
 
     def test_modules_are_module_names_only(self):
         case = load_case(self.write(GOOD.replace('cycle_hz = 2\n',
