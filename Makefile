@@ -45,7 +45,7 @@ capture: deps-test
 
 # the main job needs the fake camera and the agent, not the capture tool
 run: deps-run fake-device agent
-	./dmaharness run --kernel $(KERNEL) --case patches/$(KERNEL)/cases/uvc-status-buffer
+	./dmaharness case patches/$(KERNEL)/cases/uvc-status-buffer --kernel $(KERNEL)
 
 # unit, fuzz, integration in that order; CI's 7.3 kernel builds in the
 # background from the start (tests/run.py ci)

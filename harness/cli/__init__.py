@@ -8,7 +8,7 @@ Nothing else imports it.
 Open first: ``main`` (the parser of every subcommand, the dispatch and
 the mapping of errors to exit codes).  Each command family has its module
 with its parser and its text: ``build`` (build, boot, kunit, run),
-``case`` (run --case, bisect), ``bisectrun`` (git bisect run's test of a
+``case`` (case and run --case, bisect), ``bisectrun`` (git bisect run's test of a
 commit), ``sweep``, ``campaign`` (plan, campaign, collect, and `job`, a
 line of a campaign's jobs.txt), ``capture``, ``cache`` (cache, profiles)
 and ``logcli`` (reports, diff and the fail-nth reader, ``failnth`` its

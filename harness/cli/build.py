@@ -1,7 +1,8 @@
 """`build`, `boot`, `kunit` and `run`: a kernel variant built, booted, flooded.
 
-`run --case` is harness.cli.case's; the rest of `run` (one flood, USB
-device profiles, a bisection campaign's job) is here.
+`run --case` is harness.cli.case's (the `case` command's code and options);
+the rest of `run` (one flood, USB device profiles, a bisection campaign's
+job) is here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ..progress import Progress
 from ..boot import initramfs, settings
 from ..checks import bisectjob
 from . import helptext
-from .case import cmd_run_case
+from .case import BUILD_MEANING, CASE_CODES, case_group, cmd_run_case
 from .common import (TIMEOUT_BEYOND_FLOOD, TIMEOUT_WHOLE_BOOT, boot_group, command_parser, count,
                      emit, flags, flood_group, variant_spec)
 
@@ -229,40 +230,26 @@ def add_parsers(sub) -> None:
                   "attached, load uvcvideo and run the guest agent; report packets sent, events "
                   "counted in the guest and the delivered rate over time. With --case, run a "
                   "case's before and after variants and diff their kernel reports (exit 0 when "
-                  "the outcome matches the case's expectation, 1 when not).",
+                  "the outcome matches the case's expectation, 1 when not), as `dmaharness "
+                  "case DIR` does.",
                   examples=("dmaharness run --kernel 6.1 --flood control:max --duration 10s",
-                            "# the seed case: the bug, then each fix, their reports diffed",
+                            "# the seed case: the bug, then each fix (as: dmaharness case DIR)",
                             "dmaharness run --case patches/6.1/cases/uvc-status-buffer",
                             "# USB devices from profiles instead of the cameras",
                             "dmaharness run --usb-device logitech-k120 --usb-device "
                             "stm32-cdc-acm"),
-                  codes=(errors.EXIT_VERDICT, errors.EXIT_INPUT, errors.EXIT_BUILD,
-                         errors.EXIT_GUEST, errors.EXIT_DEVICE),
+                  codes=CASE_CODES,
                   meaning={errors.EXIT_VERDICT: "with --case: the outcome does not match the "
                            "case's expectation; with --capture: a capture differs from its "
                            "profile",
-                           errors.EXIT_BUILD: "the kernel, the fake camera or the guest "
-                           "agent failed to build"},
+                           errors.EXIT_BUILD: BUILD_MEANING},
                   run_settings=True)
     boot_group(rn, timeout_help=TIMEOUT_BEYOND_FLOOD, profile=True)
     flood_group(rn)
-    g = rn.add_argument_group("case (before/after diff, with --case)")
-    g.add_argument("--runs", type=count, default=2, help="runs per variant (2)")
-    g.add_argument("--parallel", type=count, default=2,
-                   help="guests booted at once (2; one per core is about right)")
-    g.add_argument("--case-variant", metavar="NAME",
-                   help="with --case-run: one run of this variant only, its kernel reports "
-                        "folded by title in the JSON (a campaign's job; `dmaharness collect` "
-                        "diffs them); exit 0 when the guest ran, 6 when it failed")
-    g.add_argument("--case-run", type=count, metavar="N", help="which run (from 1)")
-    g.add_argument("--catalogue", type=Path, metavar="FILE",
-                   help="a case with [devices] catalogue: the device catalogue its entries come "
-                        "from (default kconfig-fragments/sweep/catalogue.toml); its kernel is "
-                        "that catalogue's sweep kernel with the case's patches")
-    g.add_argument("--signature", "--bisect-signature", dest="bisect_signature",
-                   metavar="TITLE|REGEX",
-                   help="a bisection campaign's job (`plan bisect`): classify this run as a "
-                        "bisection step's run for the signature, as bisect --signature "
-                        "(hit, clean, failed; a kernel that does not build is a failed run) "
-                        "in the JSON (bisect_run); exit 0 whenever the run was classified"
-                        + helptext.old_spelling("--bisect-signature"))
+    case_group(rn, title="case (before/after diff, with --case; as `case DIR`)", job=True)
+    helptext.job_only(
+        rn, "--signature", "--bisect-signature", dest="bisect_signature", metavar="TITLE|REGEX",
+        help="a bisection campaign's job (`plan bisect`): classify this run as a bisection "
+             "step's run for the signature, as bisect --signature (hit, clean, failed; a "
+             "kernel that does not build is a failed run) in the JSON (bisect_run); exit 0 "
+             "whenever the run was classified" + helptext.old_spelling("--bisect-signature"))

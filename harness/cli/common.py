@@ -209,7 +209,9 @@ def boot_group(p, *, timeout_help: str, timeout: float | None = None, smp: int |
                             "under <cache>/runs)")
     return g
 
-def flood_group(p, *, title: str = "flood (run settings)"):
+def flood_group(p, *, title: str = "flood (run settings)", case: bool = True):
+    """The flood's run settings and the devices; ``case``: --case too (`run`;
+    the `case` command takes its case as an argument)."""
     g = p.add_argument_group(title)
     metavars = {"flood": "PATTERN[:RATE]", "duration": "TIME", "cycle_hz": "HZ",
                 "phys_hz": "HZ", "cameras": "N", "hotplug": "S", "seed": "N", "agent_args": "ARGS"}
@@ -229,8 +231,10 @@ def flood_group(p, *, title: str = "flood (run settings)"):
     _setting(g, "bulk_in", metavar="hold|random|zero")
     g.add_argument("--usb-host", dest="usb_host", action="append", default=None,
                    metavar="VID:PID|BUS-DEV", help=_spelled(settings.SETTINGS["usb_host"].help))
-    g.add_argument("--case", type=Path, metavar="DIR|case.toml",
-                   help="a case: its [run] table gives the run settings that no flag gives")
+    if case:
+        g.add_argument("--case", type=Path, metavar="DIR|case.toml",
+                       help="a case: its [run] table gives the run settings that no flag "
+                            "gives")
     return g
 
 def output_group(p) -> None:

@@ -64,6 +64,27 @@ def old_spelling(*strings: str, note: str = "") -> str:
     return f" ({OLD_SPELLING}{'/'.join(strings)}, kept for a release{note})"
 
 
+# an option only a campaign's job uses (its plan writes it, a user has no
+# reason to): parsed as any other, hidden from --help and the man page; its
+# help stays on the action, for the tests and docs/campaigns.md
+JOB_HELP = "job_help"
+
+
+def job_only(group, *strings: str, help: str, **kw) -> argparse.Action:
+    """``group.add_argument(*strings, **kw)`` hidden from --help (SUPPRESS), its
+    text kept as the action's JOB_HELP."""
+    action = group.add_argument(*strings, help=argparse.SUPPRESS, **kw)
+    setattr(action, JOB_HELP, help)
+    return action
+
+
+def help_of(action: argparse.Action) -> str:
+    """An option's help text, a job-only option's hidden one too."""
+    if action.help == argparse.SUPPRESS:
+        return getattr(action, JOB_HELP, "")
+    return action.help or ""
+
+
 def table(codes: Iterable[int], meaning: Mapping[int, str] | None = None, *,
           header: str = HEADER) -> str:
     """The exit-code table of a --help: each code once, in order, its meaning

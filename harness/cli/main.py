@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
             "# the kernel reports of a console log, titled as syzkaller does",
             "dmaharness reports console.log",
             "# the seed case before and after its fixes (builds and boots 6.1)",
-            "dmaharness run --case patches/6.1/cases/uvc-status-buffer",
+            "dmaharness case patches/6.1/cases/uvc-status-buffer",
             "# your patch on your tree: what it brings in or takes out",
             "dmaharness check --tree ~/src/linux my-fix.patch")) + "\n\n" + EPILOG,
         formatter_class=helptext.Formatter, allow_abbrev=False)

@@ -238,9 +238,10 @@ def add_parsers(sub) -> None:
                    help="--usb-drivers: without the generated fragment, only the drivers the "
                         "kernel already builds (its profile and kconfig-fragments/usb/): no "
                         "build of its own when the profile devices' kernel is cached")
-    g.add_argument("--batch", metavar="K/N",
-                   help="--usb-drivers: a campaign's job (`plan sweep --usb-drivers`): every "
-                        "N-th driver from the K-th; the JSON carries each boot's console whole")
+    helptext.job_only(g, "--batch", metavar="K/N",
+                      help="--usb-drivers: a campaign's job (`plan sweep --usb-drivers`): every "
+                           "N-th driver from the K-th; the JSON carries each boot's console "
+                           "whole")
     g.add_argument("--layouts", action="append", default=[], metavar="LIST",
                    help="--usb-drivers: only these tries of each driver's plan (comma-separated: "
                         "tpl for a class template, " + ", ".join(usbgen.LAYOUTS) + "; default all)")
@@ -248,10 +249,10 @@ def add_parsers(sub) -> None:
                    help="--usb-drivers: devices a boot, 1 to 8 (8)")
     g.add_argument("--tries", type=whole_number, default=None, metavar="N",
                    help="--usb-drivers: tries a driver (default: its whole plan)")
-    g.add_argument("--job", metavar="DEVICE",
-                   help="a sweep campaign's job (`plan sweep`): the one boot of this device "
-                        "of the catalogue, or '(boot)' for the boot without a device; the "
-                        "JSON carries its console whole (`collect` folds the sites)")
+    helptext.job_only(g, "--job", metavar="DEVICE",
+                      help="a sweep campaign's job (`plan sweep`): the one boot of this device "
+                           "of the catalogue, or '(boot)' for the boot without a device; the "
+                           "JSON carries its console whole (`collect` folds the sites)")
     boot_group(sw, timeout_help="seconds the guest may take beyond the "
                f"{sweep.WORKLOAD_TIMEOUT:g} s its device's workload is given", timeout=300,
                smp=1)

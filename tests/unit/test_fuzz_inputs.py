@@ -240,7 +240,7 @@ class Grammar:
     def argv(self) -> list[str]:
         r = self.r
         self.cwd: Path | None = None            # where the command runs, when not work/
-        cmd = r.choice(["build", "boot", "kunit", "run", "run-case", "bisect", "sweep",
+        cmd = r.choice(["build", "boot", "kunit", "run", "run-case", "case", "bisect", "sweep",
                         "plan", "collect", "campaign", "cache", "profiles", "reports", "diff",
                         "bisect-run", "job", "site-report", "check", "mail"])
         o = self.OPTS
@@ -271,7 +271,7 @@ class Grammar:
                     + (["--fix", self.path()] if r.random() < 0.3 else [])
                     + (["-o", str(self.out / "mail.txt")] if r.random() < 0.3 else [])
                     + (["--json"] if r.random() < 0.6 else []))
-        argv = {"run-case": ["run", "--case", self.path()],
+        argv = {"run-case": ["run", "--case", self.path()], "case": ["case", self.path()],
                 "plan": ["plan", r.choice(["case", "bisect", "sweep", "x"])]
                 + ([self.path()] if r.random() < 0.7 else []) + ["-o", str(self.out / "plan")],
                 "collect": ["collect", self.path()], "campaign": ["campaign", self.path()],
@@ -396,7 +396,8 @@ class Fuzz(unittest.TestCase):
                     and code != usage and argv[0] != "job":
                 why.append(f"an abbreviation of --json taken (exit {code})")
             named = [argv[i + 1] for i, w in enumerate(argv[:-1]) if w == "--case"] + \
-                (argv[2:3] if argv[:2] == ["plan", "case"] else [])
+                (argv[2:3] if argv[:2] == ["plan", "case"] else []) + \
+                (argv[1:2] if argv[0] == "case" else [])
             if any(f"case-{n}" in w for w in named for n in ("qemu-", "agent-bad")) and code == 5:
                 why.append("a case asking QEMU for a host file (or the agent for a bad "
                            "argument) reached the build")

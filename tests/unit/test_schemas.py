@@ -283,6 +283,10 @@ class Outputs:
                      t / "run"])
             self.add("run", "--case", ["run", "--json", "--case", case, "--runs", "1",
                      "--parallel", "1", "--run-dir", t / "case"])
+            self.add("case", "a case", ["case", case, "--json", "--runs", "1",
+                     "--parallel", "1", "--run-dir", t / "case-command"])
+            self.add("case", "a case that is not there", ["case", t / "no-case", "--json"],
+                     (4,))
             self.add("run", "a case campaign's job", ["run", "--json", "--case", case,
                      "--case-variant", "before", "--case-run", "1", "--run-dir", t / "job"])
             self.add("run", "a bisection campaign's job", [

@@ -7,8 +7,9 @@ ones, walked as the man page walks them (harness.cli.manpage: the top
 parser's commands and the delegated commands' own parsers).  A second test
 reads every option's help for the note "(old spelling: ..., kept for a
 release)" and checks that each spelling it names is in the table, and the
-other way round; a third that no option string means two things on one
-command.  Campaigns: plans write the new names, RUN-ARGS take either, and
+other way round (a job-only option, hidden from --help, by the help it
+keeps: helptext.help_of); a third that no option string means two things
+on one command.  Campaigns: plans write the new names, RUN-ARGS take either, and
 a job an older plan wrote in the old spelling still passes the job checker.
 """
 
@@ -32,23 +33,24 @@ ALIASES: list[tuple[str, list[str], list[str], list[str]]] = [
     ("reports", ["console.log"], ["--jobs", "4"], ["--workers", "4"]),
     # one name for "no detector"
     *[(c, [], ["--no-base-series"], ["--no-detector"])
-      for c in ("build", "boot", "kunit", "run", "bisect", "check", "sweep", "bisect-run")],
+      for c in ("build", "boot", "kunit", "run", "case", "bisect", "check", "sweep",
+                "bisect-run")],
     # QEMU device models of the catalogue and USB device profiles: two names
     ("sweep", [], ["--devices", "virtio,nvme"], ["--qemu-devices", "virtio,nvme"]),
     ("plan", ["sweep", "-o", "/tmp/s"], ["--devices", "usb"], ["--qemu-devices", "usb"]),
     *[(c, [], ["--device", "logitech-k120", "--device", "x.profile"],
        ["--usb-device", "logitech-k120", "--usb-device", "x.profile"])
-      for c in ("run", "bisect", "bisect-run")],
+      for c in ("run", "case", "bisect", "bisect-run")],
     # the signature a bisection looks for is --signature on every command
     ("run", [], ["--bisect-signature", "KASAN: dma-owned"],
      ["--signature", "KASAN: dma-owned"]),
     # "profile" is the debug profile; counting guest instructions is --insn-count
-    *[(c, [], ["--insn-profile"], ["--insn-count"]) for c in ("boot", "run")],
+    *[(c, [], ["--insn-profile"], ["--insn-count"]) for c in ("boot", "run", "case")],
 ]
 
 # what a command requires whatever the option under test
 REQUIRED = {"bisect": ["--series", "s.series", "--signature", "x"],
-            "bisect-run": ["--signature", "x"], "check": ["fix.patch"]}
+            "bisect-run": ["--signature", "x"], "check": ["fix.patch"], "case": ["my-case"]}
 
 # capture's options are its C tool's (fake-device/capture/cli.c, whose own test
 # parses both spellings: tests/test_cli.c); its --timeout is per USB request
@@ -88,7 +90,7 @@ class BothSpellingsParseTheSame(unittest.TestCase):
                 act = parsers()[command]._option_string_actions
                 self.assertIs(act[o], act[n])
                 self.assertEqual(act[n].option_strings[0], n)
-                self.assertIn(o, old_spellings(act[n].help))
+                self.assertIn(o, old_spellings(helptext.help_of(act[n])))
 
 
 class EveryOldSpellingIsInTheTable(unittest.TestCase):
@@ -97,7 +99,7 @@ class EveryOldSpellingIsInTheTable(unittest.TestCase):
         noted = set()
         for command, p in parsers().items():
             for a in p._actions:
-                for s in old_spellings(a.help or ""):
+                for s in old_spellings(helptext.help_of(a)):
                     self.assertIn(s, a.option_strings, (command, a.option_strings))
                     noted.add((command, s))
         self.assertEqual(noted - tested, set(), "old spellings that no pair of ALIASES tests")
