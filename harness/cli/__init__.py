@@ -14,6 +14,6 @@ line of a campaign's jobs.txt), ``capture``, ``cache`` (cache, profiles)
 and ``logcli`` (reports, diff and the fail-nth reader, ``failnth`` its
 ``python3 -m`` entry); ``common`` holds the option groups they share,
 ``helptext`` what every --help is made of (paragraphs, examples, the exit
-codes a command can return), ``manpage`` dmaharness.1 written from the
+codes a command can return, the commands by area), ``manpage`` dmaharness.1 written from the
 parsers (`make install`).
 """

@@ -255,7 +255,7 @@ def add_parsers(sub) -> None:
     """plan, collect, campaign."""
     pl = add_command(
         sub, "plan", cmd_plan,
-        "write a campaign: a case's runs, or a bisection's steps, as independent jobs",
+        "write a campaign: a case, bisection, sweep or check as jobs",
         PLAN_DESCRIPTION,
         examples=("dmaharness plan case patches/6.1/cases/uvc-status-buffer -o /tmp/c "
                   "--runs 4 \\",
@@ -316,7 +316,7 @@ def add_parsers(sub) -> None:
 
     co = add_command(
         sub, "collect", cmd_collect,
-        "merge a campaign's results: the case diff, missing and failed jobs",
+        "merge a campaign's results; list jobs missing or failed",
         "Read a campaign folder's results (and GNU parallel's joblog, Slurm's "
                     "attempt files, when there are some) and print what the local command "
                     "prints: a case's diff and verdict (exit 0 when it matches the case's "
@@ -339,7 +339,7 @@ def add_parsers(sub) -> None:
 
     cg = add_command(
         sub, "campaign", cmd_campaign,
-        "run a campaign's jobs here or on ssh hosts (GNU parallel) or Slurm, then collect",
+        "run a campaign's jobs here, over ssh or under Slurm; collect",
         "Run the jobs of a campaign folder that have no good result yet: --parallel "
                     "at a time on this machine through GNU parallel (--joblog DIR/joblog, "
                     "--resume-failed: a job that failed or was killed runs again, a job done "

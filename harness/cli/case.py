@@ -122,7 +122,7 @@ def add_parsers(sub) -> None:
     """case, bisect."""
     add_case_parser(sub)
     bs = command_parser(
-        sub, "bisect", cmd_bisect, "find the patch of a series that brings a report in (or out)",
+        sub, "bisect", cmd_bisect, "the patch of a quilt series that brings a report in (or out)",
         "Bisect a quilt series: prefix k is the variant with the first k patches "
         "of --series applied (after patches/<version>/series). Both ends are "
         "checked first (--good must not show the signature, --bad must), then "

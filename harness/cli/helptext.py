@@ -51,6 +51,23 @@ CACHE = "The cache folder is $DMAHARNESS_CACHE, else ~/.cache/dmaharness."
 
 HEADER = "exit codes:"
 
+# the commands by area, as the overview (`dmaharness`, `dmaharness help`,
+# --help), the man page and docs/cli.md list them; every command is in one
+# group (tests/unit/cli/test_overview.py)
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("kernels", ("build", "boot", "kunit")),
+    ("runs and verdicts", ("run", "case", "check", "diff", "reports")),
+    ("bisecting", ("bisect", "bisect-run")),
+    ("sweeps", ("sweep", "site-report", "usb-drivers")),
+    ("campaigns", ("plan", "campaign", "collect")),
+    ("mails", ("mail",)),
+    ("the tool", ("cache", "profiles", "sources", "capture", "help")),
+)
+OTHER = "other"             # a command no group names yet: listed, never lost
+# the title of the top parser's group of commands (--help, the overview)
+COMMANDS = "commands (`dmaharness help COMMAND`: its options, examples, exit codes)"
+MORE = "`dmaharness --help`: these, examples and every exit code."
+
 # an option renamed so that one flag means one concept (#44): its old
 # strings stay as aliases for a release, and its help says so in these words
 # (tests/unit/cli/test_aliases.py finds every such note and checks that both
@@ -112,6 +129,31 @@ def epilog(example_lines: Sequence[str], codes: Iterable[int] = (), *,
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
+def grouped(names: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """``names`` under the titles of GROUPS, in GROUPS' order; a name no group
+    holds goes under OTHER, a group none of ``names`` is in is left out."""
+    names = list(names)
+    out = [(title, [n for n in group if n in names]) for title, group in GROUPS]
+    known = {n for _, group in GROUPS for n in group}
+    out.append((OTHER, [n for n in names if n not in known]))
+    return [(title, group) for title, group in out if group]
+
+
+def command_list(helps: Mapping[str, str], width: int = WIDTH) -> str:
+    """The commands under their groups' titles, each with its one-line help
+    in a column (wrapped under it when longer): the overview's list."""
+    col = 4 + max(len(n) for n in helps) + 2
+    lines = []
+    for title, names in grouped(helps):
+        lines.append(f"  {title}:")
+        for n in names:
+            lines += textwrap.wrap(" ".join((helps[n] or "").split()), width,
+                                   initial_indent=f"    {n:<{col - 4}}",
+                                   subsequent_indent=" " * col, break_on_hyphens=False,
+                                   break_long_words=False) or [f"    {n}"]
+    return "\n".join(lines) + "\n"
+
+
 def codes_of(help_text: str) -> dict[int, str]:
     """The exit codes a --help lists, with their meanings (the first table
     whose header starts with 'exit codes' or 'exit status'): the test's and
@@ -160,3 +202,13 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         """An option's help, wrapped without breaking an option at its hyphens
         (--no-base-series stays one word)."""
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+class Overview(Formatter):
+    """The top parser's: its commands listed by area (command_list), not flat."""
+
+    def _format_action(self, action):
+        if isinstance(action, argparse._SubParsersAction):
+            return command_list({c.dest: c.help for c in action._choices_actions},
+                                min(self._width, WIDTH))
+        return super()._format_action(action)

@@ -37,8 +37,7 @@ def cmd_mail(a) -> int:
 
 def add_parsers(sub) -> None:
     p = add_command(
-        sub, "mail", cmd_mail, "a case's fix patches as your mails (your From: and "
-        "Signed-off-by:)",
+        sub, "mail", cmd_mail, "a case's fix patches as your mails (From:, Signed-off-by:)",
         "Turn fix patches (a case's fix/*.patch, or any git format-patch file) "
         "into the mails you send: From: and Signed-off-by: are yours, git's user.name and "
         "user.email where you run it (refused without them: dmaharness signs off for no "

@@ -1,8 +1,9 @@
 """dmaharness command line: parse arguments into requests, print results.
 
 Nothing else lives here: ``parser()`` gathers each command family's
-subcommands (harness.cli.build, case, sweep, campaign, cache) in the
-order --help lists them, ``main()`` runs one and maps errors to the
+subcommands (harness.cli.build, case, sweep, campaign, cache), which
+--help and the overview (a bare `dmaharness`, `dmaharness help`) list by
+area (helptext.GROUPS), ``main()`` runs one and maps errors to the
 documented exit codes; reports, diff, bisect-run and capture parse
 their own arguments (DELEGATED).  No module imports this one.
 """
@@ -32,8 +33,7 @@ def parser() -> argparse.ArgumentParser:
         prog="dmaharness",
         description="Build KASAN + DMA-API-debug kernels from Debian's linux-source (or your "
                     "own checkout), boot them in QEMU, and find DMA buffers handled in ways "
-                    "x86 hides.  `dmaharness help COMMAND` (or COMMAND --help) says what a "
-                    "command does, shows examples and lists the exit codes it can return.",
+                    "x86 hides.",
         epilog=helptext.examples((
             "# the kernel reports of a console log, titled as syzkaller does",
             "dmaharness reports console.log",
@@ -41,9 +41,10 @@ def parser() -> argparse.ArgumentParser:
             "dmaharness case patches/6.1/cases/uvc-status-buffer",
             "# your patch on your tree: what it brings in or takes out",
             "dmaharness check --tree ~/src/linux my-fix.patch")) + "\n\n" + EPILOG,
-        formatter_class=helptext.Formatter, allow_abbrev=False)
+        formatter_class=helptext.Overview, allow_abbrev=False)
     p.add_argument("--version", action="version", version=f"dmaharness {version()}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    # listed by area (helptext.GROUPS), whatever the order they are added in
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", title=helptext.COMMANDS)
     sub.required = True
 
     build.add_parsers(sub)
@@ -60,16 +61,13 @@ def parser() -> argparse.ArgumentParser:
     hp.set_defaults(func=None)
     # listed for --help; main() hands their argv to their own parsers
     sub.add_parser("reports", add_help=False,
-                   help="list the kernel reports (KASAN, DMA-API, WARNING, ...) in a console log")
+                   help="the kernel reports (KASAN, DMA-API, ...) of a console log")
     sub.add_parser("diff", add_help=False,
                    help="diff the kernel reports of console logs: before -- after")
     sub.add_parser("bisect-run", add_help=False,
-                   help="`git bisect run` helper: test HEAD of your own kernel checkout "
-                        "(exit 0 good, 1 bad, 125 skip)")
+                   help="`git bisect run` on your checkout: 0 good, 1 bad, 125 skip")
     sub.add_parser("capture", add_help=False,
-                   help="read a USB device with libusb and write its profile, for "
-                        "run --usb-device (fake-device/capture/: exit 0 all read, 3 some "
-                        "requests failed, 1 nothing read)")
+                   help="read a real USB device into a profile (run --usb-device)")
     for child in sub.choices.values():        # --js is no --json: only exact option names
         child.allow_abbrev = False
     return p
@@ -120,10 +118,28 @@ def version() -> str:
         "(not a git checkout: the commit is unknown)"
 
 
+def overview(p: argparse.ArgumentParser | None = None) -> str:
+    """What `dmaharness` and `dmaharness help` print, on one screen: the usage,
+    what the tool does and its commands by area (--help adds the examples,
+    the options and every exit code)."""
+    p = p or parser()
+    f = p._get_formatter()
+    f.add_usage(p.usage, p._actions, p._mutually_exclusive_groups)
+    f.add_text(p.description)
+    for g in p._action_groups:
+        if g.title == helptext.COMMANDS:
+            f.start_section(g.title)
+            f.add_text(g.description)
+            f.add_arguments(g._group_actions)
+            f.end_section()
+    f.add_text(helptext.MORE)
+    return f.format_help()
+
+
 def _help(topic: str | None) -> int:
     """`dmaharness`, `dmaharness help [COMMAND]`: the overview or a command's help."""
     if topic is None:
-        sys.stdout.write(parser().format_help())
+        sys.stdout.write(overview())
         return errors.EXIT_OK
     if topic == "help":
         return _help(None)

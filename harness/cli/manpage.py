@@ -2,10 +2,12 @@
 
     python3 -m harness.cli.manpage [--share DIR] [--doc DIR] [-o FILE]
 
-Every section comes from what --help prints: the top parser's description
-and exit codes, then each command's usage, description, options,
-examples and exit codes (the delegated commands' own parsers: reports,
-diff, bisect-run; capture's usage text from its C source).  Standard
+Every section comes from what --help prints: the top parser's description,
+its commands by area (helptext.GROUPS) and exit codes, then each command's
+usage, description, options, examples and exit codes (the delegated
+commands' own parsers: reports, diff, bisect-run; capture's usage text
+from its C source).  Options only a campaign's job uses are left out, as
+--help leaves them out.  Standard
 library only; roff as man(7) reads it.  --share and --doc name where the
 installed copy keeps its data and its documentation (FILES, SEE ALSO).
 """
@@ -87,14 +89,15 @@ def section(name: str, p: argparse.ArgumentParser | None, text: str | None = Non
 
 
 def commands(top: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser | None]]:
-    """(name, one-line help, parser) of every command, in --help's order; the
-    delegated ones with the parsers that really parse them."""
+    """(name, one-line help, parser) of every command, in --help's order (by
+    area); the delegated ones with the parsers that really parse them."""
     sub = top._subparsers._group_actions[0]
     helps = {c.dest: c.help for c in sub._choices_actions}
     own = {"reports": reportscli.reports_parser(), "diff": logcli.diff_parser(),
            "bisect-run": bisect_run_parser(), "capture": None}
-    return [(n, helps.get(n, ""), own.get(n, p) if n in own else p)
-            for n, p in sub.choices.items() if n != "help"]
+    order = [n for _, names in helptext.grouped(sub.choices) for n in names]
+    return [(n, helps.get(n, ""), own[n] if n in own else sub.choices[n])
+            for n in order if n != "help"]
 
 
 def render(share: str, doc: str, version: str, date: str) -> str:
@@ -109,10 +112,13 @@ def render(share: str, doc: str, version: str, date: str) -> str:
            ".br\n.B dmaharness \\-\\-version",
            ".SH DESCRIPTION"]
     out += paragraphs(top.description)
-    out.append(".PP\nThe commands:")
+    out.append(".PP\nThe commands, by area:")
     cmds = commands(top)
-    for name, help_, _ in cmds:
-        out.append(f".TP\n.B {esc(name)}\n{esc(help_ or '')}")
+    helps = {name: help_ for name, help_, _ in cmds}
+    for title, names in helptext.grouped(helps):
+        out.append(f".PP\n.I {esc(title)}")
+        for name in names:
+            out.append(f".TP\n.B {esc(name)}\n{esc(helps[name] or '')}")
     ex = top.epilog.split("\n\n")[0]
     out.append(".PP\n" + paragraphs(ex)[0])
     out.append(".SH COMMANDS")

@@ -55,8 +55,7 @@ def cmd_sources(a) -> int:
 
 def add_parsers(sub) -> None:
     sp = add_command(
-        sub, "sources", cmd_sources, "the linux-source versions Debian offers, which are "
-        "here, which have a detector series",
+        sub, "sources", cmd_sources, "Debian's linux-source versions: here, with a detector",
         "Lists Debian's linux-source-X.Y packages: those the system's apt sources "
                     "offer (Debian 12: 6.1, 6.12) and those in the newer suites "
                     f"({', '.join(debsource.SUITES)}), read through dmaharness's own apt "

@@ -184,8 +184,7 @@ def cmd_usb_drivers(a) -> int:
 def add_parsers(sub) -> None:
     """sweep, site-report, usb-drivers."""
     sw = command_parser(
-        sub, "sweep", cmd_sweep, "boot every QEMU device model of the catalogue; list the "
-        "DMA sharing sites",
+        sub, "sweep", cmd_sweep, "DMA sharing sites, a boot per QEMU device (or --usb-drivers)",
         "Survey a stock kernel (the detector series only): build it with the drivers of "
         "kconfig-fragments/sweep/catalogue.toml, boot it once without a device and once per "
         "device model (virtio with the DMA API forced, storage, NICs in pairs, sound, USB), "
@@ -284,7 +283,7 @@ def add_parsers(sub) -> None:
     output_group(sr)
     ud = add_command(
         sub, "usb-drivers", cmd_usb_drivers,
-        "a device profile per USB/HID driver, from a kernel's match tables",
+        "a device profile per USB/HID driver, from its ID table",
         "Read a kernel's modules.alias (a built kernel's artifacts/modules folder, "
         "or the file) and plan, for every USB and HID driver with an ID table, the devices "
         "that should bind it: the entry's IDs and classes, at the level the entry matches "
