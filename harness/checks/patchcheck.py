@@ -548,28 +548,45 @@ def run(req: CheckRequest, p: Plan, progress: Progress) -> caserun.CaseResult:
                                                 catalogue=req.catalogue), progress)
 
 
-def unbound(p: Plan, folder: Path) -> list[str]:
-    """The USB drivers their device did not bind in any before run (its
-    result.json: the drivers of the device's interfaces and HID devices),
-    each with why; [] when every one was bound."""
-    results = []
+def _ran(console: str, module: str) -> bool:
+    """Did the driver run in this boot: a kernel line of its own
+    ("smsusb:smsusb_probe: ...", "ums-usbat 1-1:1.0: ..."), or a frame of a
+    report in its module ("[smsusb]")?"""
+    names = {module, module.replace("-", "_"), module.replace("_", "-")}
+    alt = "|".join(map(re.escape, sorted(names)))
+    return bool(re.search(rf"(?m)^\[\s*[\d.]+\]\s*(?:{alt})[: ]|\[(?:{alt})\]", console))
+
+
+def unbound(p: Plan, folder: Path) -> tuple[list[str], list[str]]:
+    """The USB drivers their device did not reach in any before run: not
+    bound (its result.json: the drivers of the device's interfaces and HID
+    devices) and no kernel line of theirs; and, as notes, those that ran but
+    did not stay bound (a probe that failed: its error paths are reached)."""
+    results, consoles = [], []
     for f in sorted(folder.glob("before-*/result.json")):
         try:
             results.append(json.loads(files.read_text(f, "run result")))
         except (ValueError, errors.HarnessError):
             continue
-    out = []
+        c = f.with_name("console.log")
+        consoles.append(c.read_text(errors="replace") if c.is_file() else "")
+    missed, notes = [], []
     for i, d in enumerate(p.usb):
         devs = [(r.get("devices") or [])[i] for r in results
                 if isinstance(r, dict) and len(r.get("devices") or []) > i]
         if any(_norm(d.module) in usbsweep.drivers_of(x) for x in devs if isinstance(x, dict)):
             continue
+        if any(_ran(c, d.module) for c in consoles):
+            sysname = next((x.get("sysname") for x in devs if isinstance(x, dict)), None)
+            why = usbsweep.why_unbound(consoles[0], d.module, sysname) if consoles else ""
+            notes.append(f"{d.module}: ran, and did not stay bound ({why})")
+            continue
         seen = sorted({n for x in devs if isinstance(x, dict) for n in usbsweep.drivers_of(x)}
                       - {"none"})
-        out.append(f"{d.module}: its device ({d.source}) did not bind it in the before runs"
-                   + (f" (bound: {', '.join(seen)})" if seen else
-                      " (no interface took it)" if devs else " (no run result)"))
-    return out
+        missed.append(f"{d.module}: its device ({d.source}) did not bind it in the before runs"
+                      + (f" (bound: {', '.join(seen)})" if seen else
+                         " (no interface took it)" if devs else " (no run result)"))
+    return missed, notes
 
 
 def format_plan(p: Plan) -> str:

@@ -35,7 +35,7 @@ def cmd_check(a) -> int:
         return errors.EXIT_OK
     res = patchcheck.run(req, p, prog)
     payload["probed"] = dict(p.probed)          # the tries a probe boot found
-    missed = patchcheck.unbound(p, res.folder)
+    missed, ran = patchcheck.unbound(p, res.folder)
     if p.usb and len(missed) == len(p.usb):
         # the driver never ran: whatever the diff says, it says nothing of the patch
         text += "".join(f"\n  not bound  {m}" for m in missed)
@@ -49,8 +49,9 @@ def cmd_check(a) -> int:
                                           ["--kernel", p.version]),
                                         *map(str, a.patches)]))
     text += "".join(f"\n  not bound  {m}" for m in missed)
+    text += "".join(f"\n  probed     {m}" for m in ran)
     emit(a, {**payload, **res.to_json(), "command": "check", "reply": str(answer),
-             "unbound": missed},
+             "unbound": missed, "probed_only": ran},
          text + "\n" + diff.format_outcome(res.outcome)
          + "\n" + patchcheck.verdict_text(res.outcome, p.patches)
          + f"\n  logs     {res.folder}/<variant>-<run>/console.log\n  report   {res.html}"

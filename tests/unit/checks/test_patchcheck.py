@@ -150,13 +150,19 @@ class Check(unittest.TestCase):
             (run_dir / f"before-{k}").mkdir(parents=True)
             (run_dir / f"before-{k}" / "result.json").write_text(json.dumps(
                 {"devices": [{"interfaces": drivers}]}))
-        missed = patchcheck.unbound(p, run_dir)
-        self.assertEqual(len(missed), 1)
+        missed, ran = patchcheck.unbound(p, run_dir)
+        self.assertEqual((len(missed), ran), (1, []))
         self.assertIn("did not bind", missed[0])
         self.assertIn("usbfs", missed[0])
+        # a driver whose probe ran and failed is reached (its error path ran)
+        (run_dir / "before-1" / "console.log").write_text(
+            "[    3.38] cdc_acm 1-1:1.0: probe with driver cdc_acm failed with error -22\n")
+        missed, ran = patchcheck.unbound(p, run_dir)
+        self.assertEqual(missed, [])
+        self.assertIn("error -22", ran[0])
         (run_dir / "before-2" / "result.json").write_text(json.dumps(
             {"devices": [{"interfaces": {"0": "cdc_acm"}}]}))
-        self.assertEqual(patchcheck.unbound(p, run_dir), [])
+        self.assertEqual(patchcheck.unbound(p, run_dir), ([], []))
 
     def test_a_patch_of_an_in_tree_case_is_checked_under_that_cases_workload(self):
         """The subscribe deadlock's fix: the default camera workload never
