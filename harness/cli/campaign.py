@@ -396,11 +396,3 @@ def add_parsers(sub) -> None:
     kcidb_args(cg)
     output_group(cg)
 
-
-def job_args(argv: list[str]) -> list[str]:
-    """`dmaharness job ID`, a line of a campaign's jobs.txt, run in the campaign
-    folder: that job's arguments, read from campaign.json (checked whole)."""
-    if len(argv) != 1 or argv[0].startswith("-"):
-        raise errors.HarnessError("usage: dmaharness job ID (a line of a campaign's jobs.txt, "
-                                  "run in the campaign's folder)")
-    return jobcheck.job_argv(Path.cwd(), argv[0])

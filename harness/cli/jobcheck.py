@@ -228,3 +228,12 @@ def job_argv(folder: Path, jid: str) -> list[str]:
     cfolder.mkdir(folder, "results", "the results folder")
     cfolder.require(folder, job.result, cfolder.FILE, "job result")
     return list(job.argv)
+
+
+def job_args(argv: list[str]) -> list[str]:
+    """`dmaharness job ID`, a line of a campaign's jobs.txt, run in the campaign
+    folder: that job's arguments, read from campaign.json (checked whole)."""
+    if len(argv) != 1 or argv[0].startswith("-"):
+        raise HarnessError("usage: dmaharness job ID (a line of a campaign's jobs.txt, "
+                                  "run in the campaign's folder)")
+    return job_argv(Path.cwd(), argv[0])

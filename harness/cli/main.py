@@ -20,7 +20,7 @@ from typing import Callable
 
 from .. import errors, jsonout, paths, proc
 from ..errors import HarnessError
-from . import build, cache, campaign, case, check, logcli, mailcli, reportscli, sources, sweep
+from . import build, cache, campaign, case, check, jobcheck, logcli, mailcli, reportscli, sources, sweep
 from .bisectrun import bisect_run
 from .capture import capture
 from . import helptext
@@ -76,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
 def run_job(argv: list[str]) -> int:
     """`dmaharness job ID` (not listed in --help): a campaign's job, by its id."""
     try:
-        args = campaign.job_args(argv)
+        args = jobcheck.job_args(argv)
     except HarnessError as e:
         if reportscli.wants_json(argv):     # one JSON object, as every command's errors
             print(jsonout.dumps({"command": "job", "ok": False, "error": e.to_json(),

@@ -206,18 +206,13 @@ def _public_header(tree: Path, rel: str) -> list[Unit]:
         return []
     pat = re.compile(rb"^\s*#\s*include\s+[<\"]" + re.escape(name.encode()) + rb"[>\"]", re.M)
     hits = []
-    for top in DRIVER_TOPS:
-        for p in sorted((tree / top).rglob("*.c")) if (tree / top).is_dir() else []:
-            try:
-                data = p.read_bytes()
-            except OSError:
-                continue
-            if name.encode() in data and pat.search(data):
-                hits.append(str(p.relative_to(tree)))
-                if len(hits) > MAX_INCLUDERS:
-                    return [Unit(rel, None, None, None, False,
-                                 f"a header more than {MAX_INCLUDERS} driver sources include "
-                                 "(shared code: its users are not looked for one by one)")]
+    for src, data in _driver_sources(tree):
+        if name.encode() in data and pat.search(data):
+            hits.append(src)
+            if len(hits) > MAX_INCLUDERS:
+                return [Unit(rel, None, None, None, False,
+                             f"a header more than {MAX_INCLUDERS} driver sources include "
+                             "(shared code: its users are not looked for one by one)")]
     out = []
     for src in hits:
         for u in _in_folder(tree, src):
@@ -244,16 +239,19 @@ def units(tree: Path, files: list[str]) -> list[Unit]:
     return out
 
 
-def id_table_files(tree: Path, tops: tuple[str, ...] = DRIVER_TOPS) -> list[str]:
-    """The source files of the tree that declare a USB or HID ID table
-    (MODULE_DEVICE_TABLE(usb|hid, ...)): its USB and HID drivers."""
-    out = []
+def _driver_sources(tree: Path, tops: tuple[str, ...] = DRIVER_TOPS):
+    """Every .c file under the tree's driver folders, in order: (path
+    relative to the tree, its bytes)."""
     for top in tops:
         for p in sorted((tree / top).rglob("*.c")) if (tree / top).is_dir() else []:
             try:
-                data = p.read_bytes()
+                yield str(p.relative_to(tree)), p.read_bytes()
             except OSError:
                 continue
-            if b"MODULE_DEVICE_TABLE" in data and _ID_TABLE.search(data):
-                out.append(str(p.relative_to(tree)))
-    return out
+
+
+def id_table_files(tree: Path, tops: tuple[str, ...] = DRIVER_TOPS) -> list[str]:
+    """The source files of the tree that declare a USB or HID ID table
+    (MODULE_DEVICE_TABLE(usb|hid, ...)): its USB and HID drivers."""
+    return [src for src, data in _driver_sources(tree, tops)
+            if b"MODULE_DEVICE_TABLE" in data and _ID_TABLE.search(data)]

@@ -17,7 +17,7 @@ from unittest import mock
 
 from harness import errors
 from harness.campaign import campaign, folder as cfolder
-from harness.cli import campaign as cli_campaign
+from harness.cli import jobcheck
 from harness.progress import Progress
 from tests.unit.cli.test_main import run
 
@@ -58,7 +58,7 @@ class Base(unittest.TestCase):
         cwd = os.getcwd()
         os.chdir(self.dir)
         try:
-            cli_campaign.job_args([jid])
+            jobcheck.job_args([jid])
             return 0, "", ""
         except errors.HarnessError as e:
             return e.exit_code, "", e.message
@@ -114,7 +114,7 @@ class JobArguments(Base):
         cwd = os.getcwd()
         os.chdir(self.dir)
         try:
-            argv = cli_campaign.job_args(["fix-1"])
+            argv = jobcheck.job_args(["fix-1"])
         finally:
             os.chdir(cwd)
         self.assertEqual(argv[:9], ["run", "--case", "patches/6.1/cases/uvc-status-buffer",
