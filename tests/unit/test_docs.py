@@ -205,5 +205,23 @@ class EveryLinkResolves(unittest.TestCase):
         self.assertGreater(sum(len(links(p)) for p in LINKED), 150)
 
 
+class FrontPage(unittest.TestCase):
+    """The README stays a front page (issue #44): reference goes to docs/."""
+
+    LIMIT = 8000
+
+    def test_the_readme_is_at_most_8000_characters(self):
+        text = (ROOT / "README.md").read_text()
+        self.assertLessEqual(len(text), self.LIMIT,
+                             f"README.md is {len(text)} characters; move reference to docs/")
+
+    def test_every_docs_page_is_linked_from_the_readme_and_links_back(self):
+        readme = (ROOT / "README.md").read_text()
+        for page in sorted((ROOT / "docs").glob("*.md")):
+            with self.subTest(page=page.name):
+                self.assertIn(f"docs/{page.name}", readme)
+                self.assertIn("../README.md", page.read_text())
+
+
 if __name__ == "__main__":
     unittest.main()
