@@ -13,6 +13,7 @@ sections of the files it touches; media's --max-line-length=80), as
 `dmaharness mail --check` does, and with the Cc: stable rule
 (harness/output/stabletag.py)."""
 
+import re
 import subprocess
 import tempfile
 import unittest
@@ -58,7 +59,9 @@ class Checkpatch(unittest.TestCase):
         self.assertGreaterEqual(len(patches), 8, "detector (4) and seed case (4) patches expected")
         with tempfile.TemporaryDirectory() as d:
             # the checker can fail: a patch with a style error is reported
-            bad = as_mail(patches[0], with_trailing_space(patches[0].read_text()), d)
+            # (the first patch that adds a line: a fix may only remove one)
+            first = next(p for p in patches if re.search(r"(?m)^\+(?!\+\+ )\s*\S", p.read_text()))
+            bad = as_mail(first, with_trailing_space(first.read_text()), d)
             r = checkpatch(tree, bad, d)
             self.assertNotEqual(r.returncode, 0, "checkpatch accepted a patch with a space before a tab")
             for p in patches:
