@@ -32,8 +32,9 @@ each node says how many rounds ran and how many of its commands failed::
 
     DMAHARNESS-DEVICE <i> workload <class> <devname> <rounds> <failed>
 
-(`failed`: rounds whose commands did not all succeed) which become the device result's ``workloads`` (class -> node -> counts).
-A device whose drivers made no node says ``workload none - 0 0``.
+(`failed`: rounds whose commands did not all succeed) which become the
+device result's ``workloads`` (class -> node -> counts).  A device whose
+drivers made no node says ``workload none - 0 0``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from __future__ import annotations
 # $if: a network interface); each command bounded by `timeout`
 _ROUND = r"""
 work_round() {
-  local cls=$1 n=$2 k=$3 bad=0 z='\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000'
+  local cls=$1 n=$2 k=$3 bad=0
   case $cls in
     tty)
       timeout 2 sh -c "stty -F /dev/$n raw -echo 9600 crtscts && printf 'AT\r' > /dev/$n &&
@@ -55,12 +56,8 @@ work_round() {
         ip link set $n allmulticast off && ip link set $n promisc off; } 2>/dev/null || bad=1
       cat /sys/class/net/$n/statistics/* > /dev/null 2>&1 || bad=$((bad + 1)) ;;
     input)
-      # struct input_event on x86_64: a 16-byte time, u16 type, u16 code,
-      # s32 value; EV_LED (0x11) NUML, CAPSL, SCROLLL on, EV_SYN, the
-      # same off, EV_SYN: one write
-      local syn='\000\000\000\000\000\000\000\000'
-      timeout 1 sh -c "printf '$z\021\000\000\000\001\000\000\000$z\021\000\001\000\001\000\000\000$z\021\000\002\000\001\000\000\000$z$syn$z\021\000\000\000\000\000\000\000$z\021\000\001\000\000\000\000\000$z\021\000\002\000\000\000\000\000$z$syn' > /dev/$n" \
-        2>/dev/null || bad=1 ;;
+      # LED events (_LED_EVENTS below): one write
+      timeout 1 sh -c "printf '@LED_EVENTS@' > /dev/$n" 2>/dev/null || bad=1 ;;
     hidraw)
       timeout 1 sh -c "head -c 64 /dev/$n > /dev/null & printf '\000\001' > /dev/$n; wait" \
         2>/dev/null || bad=1 ;;
@@ -145,9 +142,24 @@ work_device() {
 """
 
 
+def _event(type_: int, code: int, value: int) -> str:
+    """struct input_event on x86_64 (a 16-byte time, u16 type, u16 code,
+    s32 value) as printf's octal escapes."""
+    data = bytes(16) + type_.to_bytes(2, "little") + code.to_bytes(2, "little") \
+        + value.to_bytes(4, "little", signed=True)
+    return "".join(f"\\{b:03o}" for b in data)
+
+
+EV_SYN, EV_LED = 0x00, 0x11
+# num, caps and scroll lock on, a report, the same off, a report
+_LED_EVENTS = "".join("".join(_event(EV_LED, led, on) for led in (0, 1, 2))
+                      + _event(EV_SYN, 0, 0) for on in (1, 0))
+
+
 def functions() -> list[str]:
     """The shell functions the guest script defines when it exercises."""
-    return (_ROUND + _NODES + _LOOP).strip("\n").splitlines()
+    return (_ROUND.replace("@LED_EVENTS@", _LED_EVENTS) + _NODES + _LOOP
+            ).strip("\n").splitlines()
 
 
 def start(duration: float) -> list[str]:

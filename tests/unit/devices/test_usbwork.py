@@ -75,6 +75,16 @@ def _patched_nodes() -> str:
         .replace("[ -b /dev/$dn ]", "false")
 
 
+class LedEvents(unittest.TestCase):
+    def test_three_leds_on_a_report_the_same_off_a_report(self):
+        data = bytes(int(o, 8) for o in usbwork._LED_EVENTS.split("\\")[1:])
+        events = [data[i:i + 24] for i in range(0, len(data), 24)]
+        got = [(int.from_bytes(e[16:18], "little"), int.from_bytes(e[18:20], "little"),
+                int.from_bytes(e[20:24], "little")) for e in events]
+        self.assertEqual(got, [(0x11, 0, 1), (0x11, 1, 1), (0x11, 2, 1), (0, 0, 0),
+                               (0x11, 0, 0), (0x11, 1, 0), (0x11, 2, 0), (0, 0, 0)])
+
+
 class Parse(unittest.TestCase):
     def test_workload_lines_become_the_results_workloads(self):
         p = usbdevices.summarize("x", None, 0x67b, 0x2303, b"", None)
