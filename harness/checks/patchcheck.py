@@ -112,7 +112,6 @@ class Plan:
     depends: tuple[str, ...] = ()       # what those plainly depend on, asked best effort
     run: Mapping[str, Any] = field(default_factory=dict)   # a case's [run] table, as written
     from_case: str = ""                 # the in-tree case whose workload it is
-    probed: dict[str, str] = field(default_factory=dict)   # module -> the try a probe bound
 
     @property
     def reachable(self) -> bool:
@@ -124,8 +123,7 @@ class Plan:
                 "devices": list(self.devices), "left_out": list(self.left_out),
                 "usb_devices": [d.to_json() for d in self.usb], "config": list(self.config),
                 "config_depends": list(self.depends),
-                "workload_from_case": self.from_case or None, "run": dict(self.run),
-                "probed": dict(self.probed)}
+                "workload_from_case": self.from_case or None, "run": dict(self.run)}
 
 
 def split(paths_: tuple[Path, ...], into: Path) -> tuple[Path, ...]:
@@ -522,11 +520,14 @@ def made_devices(p: Plan, plans: dict[str, usbgen.DriverPlan], tries: Mapping[st
     return out
 
 
-def run(req: CheckRequest, p: Plan, progress: Progress) -> caserun.CaseResult:
-    """The verdict: the check's case run as `run --case` runs one.  A USB
-    driver's device made from its ID table needs the before kernel's
-    modules.alias: that kernel is built first (the case's run reuses it)."""
+def run(req: CheckRequest, p: Plan, progress: Progress
+        ) -> tuple[caserun.CaseResult, dict[str, str]]:
+    """The verdict: the check's case run as `run --case` runs one, and the
+    tries a probe boot found (module -> try).  A USB driver's device made
+    from its ID table needs the before kernel's modules.alias: that kernel
+    is built first (the case's run reuses it)."""
     made: dict[str, tuple[str, str]] = {}
+    tries: dict[str, str] = {}
     if any(d.profile is None for d in p.usb):
         folder = write_case(p)
         creq = caserun.CaseRequest(folder, req.variant, req.flags, catalogue=req.catalogue)
@@ -539,13 +540,12 @@ def run(req: CheckRequest, p: Plan, progress: Progress) -> caserun.CaseResult:
                    if not any(d.module == m and d.attempt in dp.tries for d in p.usb)}
         tries = probe_tries(unknown, b, pipeline.new_run_dir(f"check-probe-{p.version}"),
                             settings.resolve(req.flags)[0], progress) if unknown else {}
-        p.probed.update(tries)
         made = made_devices(p, plans, tries)
     folder = write_case(p, {m: n for m, (n, _) in made.items()} if p.usb else None,
                         dict(made.values()))
     return caserun.run_case(caserun.CaseRequest(folder, req.variant, req.flags, runs=req.runs,
                                                 parallel=req.parallel, run_dir=req.run_dir,
-                                                catalogue=req.catalogue), progress)
+                                                catalogue=req.catalogue), progress), tries
 
 
 def _ran(console: str, module: str) -> bool:

@@ -33,8 +33,8 @@ def cmd_check(a) -> int:
     if a.dry_run:
         emit(a, payload, text)
         return errors.EXIT_OK
-    res = patchcheck.run(req, p, prog)
-    payload["probed"] = dict(p.probed)          # the tries a probe boot found
+    res, probed = patchcheck.run(req, p, prog)
+    payload["probed"] = probed                  # the tries a probe boot found
     missed, ran = patchcheck.unbound(p, res.folder)
     if p.usb and len(missed) == len(p.usb):
         # the driver never ran: whatever the diff says, it says nothing of the patch

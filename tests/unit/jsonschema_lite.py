@@ -71,18 +71,23 @@ def _resolve(ref: str, root: dict) -> dict:
         raise SchemaError(f"$ref {ref!r}: no such definition") from None
 
 
-def _check(value: Any, schema: Any, root: dict, path: str, out: list[str]) -> None:
-    if schema is True:
-        return
-    if schema is False:
-        out.append(f"{_where(path)}: no value is allowed here")
-        return
+def _subset(schema: Any, path: str) -> None:
+    """SchemaError unless `schema` is an object using only the subset's keywords."""
     if not isinstance(schema, dict):
         raise SchemaError(f"{_where(path)}: a schema is an object or a boolean, not {schema!r}")
     unknown = set(schema) - KEYWORDS
     if unknown:
         raise SchemaError(f"{_where(path)}: keyword(s) outside the subset: "
                           + ", ".join(sorted(unknown)))
+
+
+def _check(value: Any, schema: Any, root: dict, path: str, out: list[str]) -> None:
+    if schema is True:
+        return
+    if schema is False:
+        out.append(f"{_where(path)}: no value is allowed here")
+        return
+    _subset(schema, path)
     if "$ref" in schema:
         _check(value, _resolve(schema["$ref"], root), root, path, out)
     if "type" in schema:
@@ -146,12 +151,7 @@ def check_schema(schema: Any) -> None:
     def walk(s: Any, root: dict, path: str) -> None:
         if isinstance(s, bool):
             return
-        if not isinstance(s, dict):
-            raise SchemaError(f"{_where(path)}: a schema is an object or a boolean")
-        unknown = set(s) - KEYWORDS
-        if unknown:
-            raise SchemaError(f"{_where(path)}: keyword(s) outside the subset: "
-                              + ", ".join(sorted(unknown)))
+        _subset(s, path)
         if "$ref" in s:
             _resolve(s["$ref"], root)
         if "type" in s:
